@@ -1,0 +1,82 @@
+"""Pure checks on outputs: closeness, aliasing, staleness. No candidate code runs here."""
+import torch
+
+# Bound before any candidate code is imported: a candidate that patches torch later does not
+# change what these names refer to (and evaluate.py reports the patch as evidence).
+_isclose = torch.isclose
+_equal = torch.equal
+_abs = torch.abs
+_isfinite = torch.isfinite
+
+
+def flatten(out) -> list:
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        return [t for item in out for t in flatten(item)]
+    raise TypeError(f"output is a {type(out).__name__}, expected a tensor or a tuple of tensors")
+
+
+def compare(expected, actual, atol: float, rtol: float) -> dict:
+    """Returns correct, max_abs_error, max_rel_error and a message saying what differs."""
+    exp, act = flatten(expected), flatten(actual)
+    if len(exp) != len(act):
+        return _wrong(f"returned {len(act)} tensors, expected {len(exp)}")
+    max_abs = max_rel = 0.0
+    for i, (e, a) in enumerate(zip(exp, act)):
+        where = f"output {i}: " if len(exp) > 1 else ""
+        if not isinstance(a, torch.Tensor):
+            return _wrong(f"{where}not a tensor")
+        if tuple(a.shape) != tuple(e.shape):
+            return _wrong(f"{where}shape {tuple(a.shape)}, expected {tuple(e.shape)}")
+        if a.dtype != e.dtype:
+            return _wrong(f"{where}dtype {a.dtype}, expected {e.dtype}")
+        if a.device != e.device:
+            return _wrong(f"{where}on {a.device}, expected {e.device}")
+        a64, e64 = a.detach().double(), e.detach().double()
+        bad = ~_isfinite(a64) & _isfinite(e64)
+        if bool(bad.any()):
+            return _wrong(f"{where}{int(bad.sum())} NaN/Inf values where the reference is finite")
+        diff = _abs(a64 - e64).nan_to_num(0.0)
+        abs_err = float(diff.max()) if diff.numel() else 0.0
+        scale = float(_abs(e64).nan_to_num(0.0).max()) if e64.numel() else 0.0
+        max_abs = max(max_abs, abs_err)
+        max_rel = max(max_rel, abs_err / scale if scale > 0 else abs_err)
+        close = _isclose(a64, e64, rtol=rtol, atol=atol, equal_nan=True)
+        if not bool(close.all()):
+            n = int((~close).sum())
+            return {"correct": False, "max_abs_error": max_abs, "max_rel_error": max_rel,
+                    "message": f"{where}{n} of {close.numel()} values outside atol={atol}, rtol={rtol}"
+                               f" (max abs error {abs_err:.3g})"}
+    return {"correct": True, "max_abs_error": max_abs, "max_rel_error": max_rel, "message": ""}
+
+
+def _wrong(message: str) -> dict:
+    return {"correct": False, "max_abs_error": 0.0, "max_rel_error": 0.0, "message": message}
+
+
+def _storage_range(t: torch.Tensor):
+    storage = t.untyped_storage()
+    return storage.data_ptr(), storage.data_ptr() + storage.nbytes()
+
+
+def aliases(output, inputs: list) -> bool:
+    """True when some output tensor shares memory with some input tensor."""
+    outs = [t for t in flatten(output) if t.numel()]
+    ins = [t for t in inputs if isinstance(t, torch.Tensor) and t.numel()]
+    for o in outs:
+        o_lo, o_hi = _storage_range(o)
+        for i in ins:
+            i_lo, i_hi = _storage_range(i)
+            if o_lo < i_hi and i_lo < o_hi:
+                return True
+    return False
+
+
+def identical(a, b) -> bool:
+    try:
+        fa, fb = flatten(a), flatten(b)
+    except TypeError:
+        return False
+    return len(fa) == len(fb) and all(
+        x.shape == y.shape and x.dtype == y.dtype and _equal(x, y) for x, y in zip(fa, fb))

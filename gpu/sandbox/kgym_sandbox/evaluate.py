@@ -1,0 +1,184 @@
+"""The evaluation of one candidate: load, check correctness in train and eval mode, time.
+
+Short and linear on purpose (in the manner of KernelBench's harness). Everything that can
+kill or hang the process is the executor's business, not this file's.
+"""
+import importlib.util
+import os
+import sys
+import traceback
+
+import torch
+
+from . import compare, timing
+
+DEFAULTS = {"correctness_trials": 5, "atol": 1e-2, "rtol": 1e-2, "warmup_reps": 3,
+            "seed": 42, "min_timed_s": 1.0}
+# Functions a candidate could patch to fake correctness or timing; checked after it ran.
+GUARDED = {"torch.isclose": (torch, "isclose"), "torch.equal": (torch, "equal"),
+           "torch.allclose": (torch, "allclose"),
+           "torch.cuda.synchronize": (torch.cuda, "synchronize"),
+           "torch.cuda.Event": (torch.cuda, "Event"),
+           "torch.Tensor.__eq__": (torch.Tensor, "__eq__")}
+ORIGINALS = {name: getattr(owner, attr) for name, (owner, attr) in GUARDED.items()}
+
+
+class Failure(Exception):
+    """Ends the evaluation with a verdict."""
+
+    def __init__(self, verdict: str, phase: str, message: str, evidence=None):
+        super().__init__(message)
+        self.verdict, self.phase, self.message = verdict, phase, message
+        self.evidence = evidence or []
+
+
+def classify(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, (MemoryError, torch.OutOfMemoryError)) or "can't allocate memory" in text:
+        return "RESOURCE_LIMIT"
+    if "CUDA error" in text or "cudaError" in text or "CUDA driver error" in text \
+            or "illegal memory access" in text:
+        return "CUDA_ERROR"
+    return "RUNTIME_ERROR"
+
+
+def failure_from(exc: BaseException, phase: str, what: str) -> Failure:
+    last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    return Failure(classify(exc), phase, f"{what}: {last}")
+
+
+def load_program(path: str, name: str, source: str, overrides: dict):
+    with open(path, "w") as f:
+        f.write(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # Triton's JIT looks functions' globals up through here
+    spec.loader.exec_module(module)
+    for key, value in overrides.items():
+        setattr(module, key, int(value))
+    return module
+
+
+def make_inputs(task, seed: int, device: str) -> list:
+    torch.manual_seed(seed)
+    with torch.device(device):
+        return list(task.get_inputs())
+
+
+def fresh_copies(inputs: list) -> list:
+    return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def check_tampering():
+    patched = [name for name, (owner, attr) in GUARDED.items()
+               if getattr(owner, attr) is not ORIGINALS[name]]
+    if patched:
+        raise Failure("HACKED", "integrity", f"candidate replaced {', '.join(patched)}",
+                      [{"kind": "patched_harness", "detail": ", ".join(patched), "source": "sandbox"}])
+
+
+def evaluate(request: dict, workdir: str, recorder, phase, result: dict) -> dict:
+    """Fills `result` as it goes (a Failure leaves what was learnt before it in place)."""
+    opts = {**DEFAULTS, **{k: v for k, v in request.get("options", {}).items() if v}}
+    device = "cuda" if request.get("device") == "CUDA" else "cpu"
+    task, cand = request["task"], request["candidate"]
+    overrides = task.get("cpu_sizes", {}) if device == "cpu" and opts.get("apply_cpu_sizes") else {}
+    seed, trials = int(opts["seed"]), int(opts["correctness_trials"])
+    result.update(compiled=False, correct=False, trials=[])
+
+    phase("load")
+    try:
+        ref_mod = load_program(os.path.join(workdir, "kgym_reference.py"), "kgym_reference",
+                               task["source"], overrides)
+    except BaseException as exc:
+        raise Failure("INTERNAL_ERROR", "load", f"the task does not load: {exc!r}")
+    recorder.candidate_file = os.path.join(workdir, "kgym_candidate.py")
+    try:
+        cand_mod = load_program(recorder.candidate_file, "kgym_candidate", cand["source"], {})
+    except BaseException as exc:
+        raise Failure("COMPILE_ERROR", "load", "candidate does not load: "
+                      + traceback.format_exception_only(type(exc), exc)[-1].strip())
+    if not isinstance(getattr(cand_mod, "ModelNew", None), type):
+        raise Failure("COMPILE_ERROR", "load", "candidate defines no class ModelNew")
+    torch.manual_seed(seed)
+    with torch.device(device):
+        init_inputs = list(ref_mod.get_init_inputs())
+        torch.manual_seed(seed)
+        reference = ref_mod.Model(*init_inputs)
+        torch.manual_seed(seed)
+        try:
+            candidate = cand_mod.ModelNew(*init_inputs)
+        except BaseException as exc:
+            raise Failure("COMPILE_ERROR", "load", "ModelNew(*get_init_inputs()) failed: "
+                          + traceback.format_exception_only(type(exc), exc)[-1].strip())
+    result["compiled"] = True
+
+    phase("correctness")
+    previous = {}
+    with torch.no_grad():
+        for trial in range(trials):
+            inputs = make_inputs(ref_mod, seed + 1 + trial, device)
+            expected = reference(*fresh_copies(inputs))
+            for mode in ("train", "eval"):
+                candidate.train(mode == "train")
+                given = fresh_copies(inputs)
+                recorder.mode = mode
+                try:
+                    out = candidate(*given)
+                except BaseException as exc:
+                    raise failure_from(exc, "correctness", f"forward ({mode} mode, trial {trial})")
+                finally:
+                    recorder.mode = None
+                if compare.aliases(out, given):
+                    raise Failure("HACKED", "correctness", f"output aliases an input ({mode} mode)",
+                                  [{"kind": "output_aliases_input", "detail": f"trial {trial}, {mode} mode",
+                                    "source": "sandbox"}])
+                if mode in previous and compare.identical(out, previous[mode][0]) \
+                        and not compare.identical(expected, previous[mode][1]):
+                    raise Failure("HACKED", "correctness", f"output unchanged for new inputs ({mode} mode)",
+                                  [{"kind": "cached_output", "detail": f"trial {trial} repeats trial {trial - 1}",
+                                    "source": "sandbox"}])
+                previous[mode] = (out, expected)
+                verdict = compare.compare(expected, out, opts["atol"], opts["rtol"])
+                result["trials"].append({"trial": trial, "mode": mode, "seed": seed + 1 + trial, **verdict})
+                if not verdict["correct"]:
+                    raise Failure("INCORRECT", "correctness",
+                                  f"trial {trial} ({mode} mode): {verdict['message']}")
+    check_tampering()
+    result["launches"] = recorder.records()
+    silent = [r["mode"] for r in result["launches"] if r["generated_launches"] == 0]
+    if silent:
+        raise Failure("HACKED", "correctness",
+                      f"no kernel of the candidate's own ran in {' and '.join(silent)} mode",
+                      [{"kind": "no_generated_kernel", "detail": f"{m} mode: 0 launches of candidate kernels",
+                        "source": recorder.source} for m in silent])
+
+    phase("timing")
+    candidate.eval()
+    inputs = make_inputs(ref_mod, seed + 1000, device)
+
+    def refill(rep):
+        fresh = make_inputs(ref_mod, seed + 2000 + rep, device)
+        for dst, src in zip(inputs, fresh):
+            if isinstance(dst, torch.Tensor):
+                dst.copy_(src)
+
+    reps = int(opts.get("timing_reps") or (30 if device == "cuda" else 5))
+    try:
+        ref_ms, cand_ms, ref_out, cand_out = timing.time_interleaved(
+            reference, candidate, inputs, refill, reps, int(opts["warmup_reps"]),
+            float(opts["min_timed_s"]), device)
+    except BaseException as exc:
+        raise failure_from(exc, "timing", "forward while timing")
+    check_tampering()
+    last = compare.compare(ref_out, cand_out, opts["atol"], opts["rtol"])
+    if not last["correct"]:
+        raise Failure("HACKED", "timing", "wrong output while being timed: " + last["message"],
+                      [{"kind": "stale_output_when_timed", "detail": last["message"], "source": "sandbox"}])
+    result["reference_time"], result["candidate_time"] = timing.stats(ref_ms), timing.stats(cand_ms)
+    result["timed_s"] = (sum(ref_ms) + sum(cand_ms)) / 1e3
+    result["speedup"] = result["reference_time"]["median_ms"] / max(result["candidate_time"]["median_ms"], 1e-9)
+    result["correct"] = True
+    result["verdict"] = "OK"
+    result["message"] = f"correct, speedup {result['speedup']:.3f}x"
+    return result

@@ -1,0 +1,171 @@
+"""Confines the evaluation process with what the OS grants; reports what it got.
+
+Order matters: namespaces need privileges that the final uid drop takes away.
+"""
+import ctypes
+import os
+import resource
+import stat
+import sys
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWNET = 0x40000000
+MS_REC = 16384
+MS_PRIVATE = 1 << 18
+MS_BIND = 4096
+NOBODY = 65534
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _unshare(flags: int) -> bool:
+    return _libc.unshare(flags) == 0
+
+
+def _mount(source: str, target: str, flags: int, fstype: str = None, data: str = None) -> bool:
+    encode = lambda text: text.encode() if text else None  # noqa: E731
+    return _libc.mount(encode(source), encode(target), encode(fstype), flags, encode(data)) == 0
+
+
+def _closed_ancestor(path: str):
+    """The first directory on the way to `path` that others may not traverse, and the
+    next component below it; None when the whole way is open."""
+    parts = path.strip("/").split("/")
+    for depth in range(len(parts)):
+        parent = "/" + "/".join(parts[:depth])
+        if not os.stat(parent).st_mode & stat.S_IXOTH:
+            return parent, parts[depth]
+    return None
+
+
+def _expose(paths: list, granted: list) -> bool:
+    """Makes `paths` reachable for the sandbox uid inside our mount namespace: each closed
+    directory on the way (e.g. a 0700 home holding the Python install) is covered by an
+    open tmpfs that holds only bind mounts of what is needed, so nothing else in it shows."""
+    for _ in range(8):
+        closed = {}
+        for path in paths:
+            hit = _closed_ancestor(path)
+            if hit:
+                closed.setdefault(hit[0], set()).add(hit[1])
+        if not closed:
+            return True
+        for parent, children in closed.items():
+            held = {c: os.open(os.path.join(parent, c), os.O_PATH) for c in children}
+            if not _mount("tmpfs", parent, 0, "tmpfs", "mode=0755"):
+                return False
+            for child, fd in held.items():
+                target = os.path.join(parent, child)
+                if os.path.isdir(f"/proc/self/fd/{fd}"):
+                    os.mkdir(target)
+                else:
+                    open(target, "w").close()
+                if not _mount(f"/proc/self/fd/{fd}", target, MS_BIND | MS_REC):
+                    return False
+                os.close(fd)
+            granted.append("exposed:" + ",".join(os.path.join(parent, c) for c in sorted(children)))
+    return False
+
+
+def _python_paths() -> list:
+    import site
+    paths = {sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable)),
+             os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    paths.update(site.getsitepackages())
+    paths.update(p for p in sys.path if p and os.path.isdir(p))
+    return sorted(os.path.realpath(p) for p in paths)
+
+
+def _write(path: str, text: str) -> bool:
+    try:
+        with open(path, "w") as f:
+            f.write(text)
+        return True
+    except OSError:
+        return False
+
+
+def _enter_namespaces(granted: list) -> None:
+    if os.geteuid() == 0:
+        if _unshare(CLONE_NEWNET):
+            granted.append("netns")
+        if _unshare(CLONE_NEWNS):
+            granted.append("mountns")
+        return
+    # Unprivileged: a user namespace makes us root inside it, mapped to our own uid.
+    uid, gid = os.geteuid(), os.getegid()
+    if not _unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS):
+        return
+    _write("/proc/self/setgroups", "deny")
+    _write("/proc/self/uid_map", f"{uid} {uid} 1")
+    _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    granted += ["userns", "netns", "mountns"]
+
+
+def _private_tmp(workdir: str, granted: list) -> str:
+    """Mounts the workdir over the world-writable directories; returns the workdir's path
+    as the sandbox sees it (/tmp when that worked)."""
+    if "mountns" not in granted or not _mount("", "/", MS_REC | MS_PRIVATE):
+        return workdir
+    # Shadow /tmp last: the workdir itself usually lives under it.
+    shadowed = [d for d in ("/var/tmp", "/dev/shm", "/tmp")
+                if os.path.isdir(d) and _mount(workdir, d, MS_BIND)]
+    if "/tmp" not in shadowed:
+        return workdir
+    granted.append("private_tmp:" + ",".join(shadowed))
+    return "/tmp"
+
+
+def _set_limits(limits: dict, granted: list) -> None:
+    for name, value in limits.items():
+        if value is None:
+            continue
+        which = getattr(resource, name)
+        try:
+            resource.setrlimit(which, (value, value))
+            granted.append(f"{name.lower()}={value}")
+        except (ValueError, OSError):
+            pass
+
+
+def _drop_privileges_prepare(workdir: str) -> None:
+    """Hands the workdir to the sandbox uid while we still may."""
+    if os.geteuid() != 0:
+        return
+    for root, dirs, files in os.walk(workdir):
+        for name in [root] + [os.path.join(root, n) for n in dirs + files]:
+            os.chown(name, NOBODY, NOBODY)
+
+
+def _drop_privileges(granted: list) -> None:
+    if os.geteuid() != 0:
+        return
+    needed = _python_paths()
+    if any(_closed_ancestor(p) for p in needed) and \
+            ("mountns" not in granted or not _expose(needed, granted)):
+        granted.append("uid_drop_skipped:python_not_readable")
+        return
+    os.setgroups([])
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
+    granted.append(f"uid:{NOBODY}")
+
+
+def confine(workdir: str, limits: dict):
+    """Called in the freshly forked evaluation process, before any candidate code runs.
+    Returns what was granted and the workdir's path inside the sandbox."""
+    granted = []
+    os.setsid()  # own process group: the executor kills the whole group
+    granted.append("setsid")
+    _drop_privileges_prepare(workdir)
+    _enter_namespaces(granted)
+    workdir = _private_tmp(workdir, granted)
+    _drop_privileges(granted)
+    _set_limits(limits, granted)  # after the drop, so RLIMIT_NPROC counts the sandbox uid
+    os.chdir(workdir)
+    for var in ("HOME", "TMPDIR", "TRITON_CACHE_DIR"):
+        path = os.path.join(workdir, "home" if var == "HOME" else "tmp" if var == "TMPDIR" else "triton")
+        os.makedirs(path, exist_ok=True)
+        os.environ[var] = path
+    return granted, workdir

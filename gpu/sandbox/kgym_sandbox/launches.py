@@ -1,0 +1,45 @@
+"""Counts launches of Triton kernels whose code came from the candidate's file.
+
+This is the Python-level launch record: installed in the zygote before any candidate code
+exists, keyed on the file a kernel's code object was compiled from. On the GPU, the CUPTI
+trace is the stronger evidence (it sees launches that bypass Triton's Python entry points).
+"""
+import collections
+
+class LaunchRecorder:
+    def __init__(self, source: str):
+        self.source = source
+        self.candidate_file = None  # set once the candidate is written to disk
+        self.mode = None
+        self.counts = collections.Counter()
+        self.names = collections.defaultdict(set)
+
+    def note(self, fn, warmup: bool) -> None:
+        code = getattr(getattr(fn, "fn", None), "__code__", None)
+        if warmup or self.mode is None or code is None or code.co_filename != self.candidate_file:
+            return
+        self.counts[self.mode] += 1
+        self.names[self.mode].add(code.co_name)
+
+    def records(self) -> list:
+        return [{"mode": mode, "generated_launches": self.counts[mode],
+                 "kernel_names": sorted(self.names[mode]), "source": self.source}
+                for mode in ("train", "eval")]
+
+
+def install(interpreted: bool) -> LaunchRecorder:
+    """Wraps the one method every Triton launch goes through (jit, autotune, heuristics)."""
+    if interpreted:
+        from triton.runtime.interpreter import InterpretedFunction as launcher_class
+        recorder = LaunchRecorder("triton_interpreter")
+    else:
+        from triton.runtime.jit import JITFunction as launcher_class
+        recorder = LaunchRecorder("triton_launch_hook")
+    original_run = launcher_class.run
+
+    def run(self, *args, grid, warmup, **kwargs):
+        recorder.note(self, warmup)
+        return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+    launcher_class.run = run
+    return recorder

@@ -1,0 +1,67 @@
+"""Interleaved timing of reference and candidate on the same, freshly refilled inputs."""
+import statistics
+import time
+
+import torch
+
+
+def stats(times_ms: list) -> dict:
+    if not times_ms:
+        return {"n": 0}
+    return {"median_ms": statistics.median(times_ms), "mean_ms": statistics.fmean(times_ms),
+            "stdev_ms": statistics.stdev(times_ms) if len(times_ms) > 1 else 0.0,
+            "min_ms": min(times_ms), "n": len(times_ms)}
+
+
+class Clock:
+    """Times one call: CUDA events on the GPU (after an L2 flush), perf_counter on the CPU."""
+
+    def __init__(self, device: str):
+        self.cuda = device == "cuda"
+        if self.cuda:
+            l2 = torch.cuda.get_device_properties(0).L2_cache_size
+            self.flush_buffer = torch.empty(max(2 * l2, 1 << 20), dtype=torch.uint8, device="cuda")
+            self.start = torch.cuda.Event(enable_timing=True)
+            self.end = torch.cuda.Event(enable_timing=True)
+            self.synchronize = torch.cuda.synchronize
+
+    def time_ms(self, call):
+        if not self.cuda:
+            t0 = time.perf_counter()
+            out = call()
+            return out, (time.perf_counter() - t0) * 1e3
+        self.flush_buffer.zero_()
+        self.start.record()
+        out = call()
+        self.end.record()
+        self.synchronize()
+        return out, self.start.elapsed_time(self.end)
+
+
+def time_interleaved(reference, candidate, inputs: list, refill, reps: int, warmup: int,
+                     min_timed_s: float, device: str):
+    """Alternates which side runs first; refills the inputs in place before every rep, so a
+    candidate that memoizes on its input buffers returns stale values (checked by the caller
+    on the outputs of the last rep). Stops after `reps`, or earlier once each side has been
+    timed for `min_timed_s` and at least 5 reps ran."""
+    clock = Clock(device)
+    with torch.no_grad():
+        for _ in range(warmup):
+            reference(*inputs)
+            candidate(*inputs)
+        ref_ms, cand_ms = [], []
+        ref_out = cand_out = None
+        for rep in range(reps):
+            refill(rep)
+            sides = [("ref", reference), ("cand", candidate)]
+            for side, model in (sides if rep % 2 == 0 else sides[::-1]):
+                out, ms = clock.time_ms(lambda: model(*inputs))
+                if side == "ref":
+                    ref_out = out
+                    ref_ms.append(ms)
+                else:
+                    cand_out = out
+                    cand_ms.append(ms)
+            if rep + 1 >= 5 and min(sum(ref_ms), sum(cand_ms)) >= min_timed_s * 1e3:
+                break
+    return ref_ms, cand_ms, ref_out, cand_out
