@@ -98,6 +98,7 @@ def evaluate(request: dict, workdir: str, recorder, phase, result: dict) -> dict
     except BaseException as exc:
         raise Failure("COMPILE_ERROR", "load", "candidate does not load: "
                       + traceback.format_exception_only(type(exc), exc)[-1].strip())
+    check_tampering()
     if not isinstance(getattr(cand_mod, "ModelNew", None), type):
         raise Failure("COMPILE_ERROR", "load", "candidate defines no class ModelNew")
     torch.manual_seed(seed)

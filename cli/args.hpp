@@ -1,0 +1,29 @@
+// A small command-line parser: `--name value`, `--name=value`, repeated options, flags.
+#pragma once
+
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kgym::cli {
+
+class args {
+ public:
+  // `with_value`: options that take a value; `flags`: options that do not.
+  args(const std::vector<std::string>& argv, const std::set<std::string>& with_value,
+       const std::set<std::string>& flags);
+  bool has(const std::string& name) const { return flags_.count(name) || values_.count(name); }
+  std::string get(const std::string& name, const std::string& fallback = "") const;
+  std::vector<std::string> all(const std::string& name) const;
+  double number(const std::string& name, double fallback) const;
+  const std::vector<std::string>& positional() const { return positional_; }
+
+ private:
+  std::map<std::string, std::vector<std::string>> values_;
+  std::set<std::string> flags_;
+  std::vector<std::string> positional_;
+};
+
+}  // namespace kgym::cli

@@ -1,0 +1,113 @@
+// kgym check: evaluate candidates for one task through one gpu_executor.
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+
+#include "actors/gpu_executor.hpp"
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "messages/json.hpp"
+#include "pipeline/paths.hpp"
+#include "pipeline/summary.hpp"
+#include "pipeline/task_loader.hpp"
+
+namespace kgym::cli {
+
+namespace {
+
+const char* check_help = R"(usage: kgym check --task PATH --candidate FILE [--candidate FILE ...] [options]
+
+Evaluates each candidate (a Python file defining class ModelNew) against the task (a
+KernelBench file, or a directory with task.py) in a fresh sandboxed process, in order,
+and prints one summary line per candidate.
+
+options:
+  --task PATH            task file or directory (required; try tasks/gelu_scale_residual)
+  --candidate FILE       candidate file; repeat for several; 'all' = the task's candidates/
+  --device cpu|cuda      where to run (default: cpu). cpu uses Triton's interpreter.
+  --json                 print one ExecResult per line (proto3 JSON mapping) instead
+  --trials N             correctness trials with fresh inputs (default 5)
+  --atol X --rtol X      tolerances (default 1e-2 each, as KernelBench)
+  --timing-reps N        timed calls per side (default 100 cuda, 5 cpu)
+  --timeout S            time limit for each phase, seconds (default 60 load, 180/300 others)
+  --memory-mb N          host memory limit of the sandbox (default 4096 cpu, 16384 cuda)
+  --gpu-sizes            on cpu, run the task at its full (GPU) sizes, ignoring task.json
+  --python PATH          the Python with torch and triton (default: python3, or $KGYM_PYTHON)
+  --verbose              log the executor's progress to stderr
+)";
+
+}  // namespace
+
+int run_check(const std::vector<std::string>& argv) {
+  args a(argv, {"task", "candidate", "device", "trials", "atol", "rtol", "timing-reps", "timeout", "memory-mb",
+                "python", "seed"},
+         {"json", "gpu-sizes", "verbose", "help"});
+  if (a.has("help")) {
+    std::cout << check_help;
+    return 0;
+  }
+  if (!a.has("task") || !a.has("candidate"))
+    throw std::invalid_argument("kgym check needs --task and --candidate (see kgym check --help)");
+  spdlog::set_level(a.has("verbose") ? spdlog::level::info : spdlog::level::warn);
+  Task task = load_task(a.get("task"));
+  std::vector<std::string> files;
+  for (const auto& c : a.all("candidate")) {
+    if (c == "all") {
+      auto found = find_candidates(a.get("task"));
+      files.insert(files.end(), found.begin(), found.end());
+    } else {
+      files.push_back(c);
+    }
+  }
+  std::string device = a.get("device", "cpu");
+  if (device != "cpu" && device != "cuda")
+    throw std::invalid_argument("--device must be cpu or cuda, got '" + device + "'");
+
+  EvalOptions options;
+  options.set_correctness_trials(static_cast<int>(a.number("trials", 0)));
+  options.set_atol(a.number("atol", 0));
+  options.set_rtol(a.number("rtol", 0));
+  options.set_timing_reps(static_cast<int>(a.number("timing-reps", 0)));
+  options.set_seed(static_cast<uint64_t>(a.number("seed", 0)));
+  double timeout = a.number("timeout", 0);
+  options.set_load_timeout_s(timeout);
+  options.set_correctness_timeout_s(timeout);
+  options.set_timing_timeout_s(timeout);
+  options.set_memory_limit_mb(static_cast<int64_t>(a.number("memory-mb", 0)));
+  options.set_apply_cpu_sizes(!a.has("gpu-sizes"));
+
+  executor_options exec;
+  exec.launch.device = device == "cuda" ? CUDA : CPU;
+  const char* env_python = std::getenv("KGYM_PYTHON");
+  exec.launch.python = a.get("python", env_python && *env_python ? env_python : "python3");
+  exec.launch.sandbox_dir = sandbox_dir();
+
+  caf::actor_system_config cfg;
+  add_message_types(cfg);
+  caf::actor_system system{cfg};
+  auto executor = spawn_gpu_executor(system, exec);
+  caf::scoped_actor self{system};
+  int failures = 0, n = 0;
+  for (const auto& file : files) {
+    ExecRequest request;
+    request.set_request_id("check-" + std::to_string(++n));
+    *request.mutable_task() = task;
+    *request.mutable_candidate() = load_candidate(file);
+    request.set_device(exec.launch.device);
+    *request.mutable_options() = options;
+    self->request(executor, caf::infinite, request)
+        .receive(
+            [&](const ExecResult& result) {
+              std::cout << (a.has("json") ? to_json(result) : summary_line(result)) << std::endl;
+            },
+            [&](const caf::error& error) {
+              ++failures;
+              std::cerr << "kgym check: the executor failed: " << system.render(error) << std::endl;
+            });
+  }
+  self->send_exit(executor, caf::exit_reason::user_shutdown);
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace kgym::cli

@@ -1,0 +1,12 @@
+// The kgym subcommands; each takes the arguments after its name and returns an exit code.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kgym::cli {
+
+int run_check(const std::vector<std::string>& argv);
+int run_tasks(const std::vector<std::string>& argv);
+
+}  // namespace kgym::cli

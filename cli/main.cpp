@@ -1,0 +1,45 @@
+// kgym: one binary, one subcommand per job.
+#include <iostream>
+#include <map>
+#include <stdexcept>
+
+#include "cli/commands.hpp"
+
+namespace {
+
+const char* main_help = R"(kgym — an RL gym for LLMs that write GPU kernels (KernelBench tasks, Triton answers)
+
+usage: kgym COMMAND [options]      (kgym COMMAND --help for each)
+
+commands:
+  check    evaluate candidate answers for one task in the sandbox (correctness, speed, hacking)
+  tasks    list a task directory (default: the built-in suite under tasks/)
+
+Each candidate runs in a fresh, confined process forked from a pre-imported PyTorch+Triton
+parent; the executor owns every time limit and always answers with a verdict.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << main_help;
+    return args.empty() ? 2 : 0;
+  }
+  const std::map<std::string, int (*)(const std::vector<std::string>&)> commands = {
+      {"check", kgym::cli::run_check},
+      {"tasks", kgym::cli::run_tasks},
+  };
+  auto it = commands.find(args[0]);
+  if (it == commands.end()) {
+    std::cerr << "kgym: unknown command '" << args[0] << "' (kgym --help lists them)\n";
+    return 2;
+  }
+  try {
+    return it->second(std::vector<std::string>(args.begin() + 1, args.end()));
+  } catch (const std::exception& e) {
+    std::cerr << "kgym " << args[0] << ": " << e.what() << "\n";
+    return 2;
+  }
+}

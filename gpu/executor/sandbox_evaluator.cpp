@@ -1,0 +1,231 @@
+#include "gpu/executor/sandbox_evaluator.hpp"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "gpu/executor/eval_defaults.hpp"
+#include "gpu/executor/process_watch.hpp"
+
+namespace kgym {
+
+namespace fs = std::filesystem;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+constexpr auto watchdog_tick = std::chrono::milliseconds(100);
+
+double timeout_for(const EvalOptions& o, const std::string& phase) {
+  if (phase == "correctness") return o.correctness_timeout_s();
+  if (phase == "timing") return o.timing_timeout_s();
+  return o.load_timeout_s();
+}
+
+std::string tail_of(const fs::path& file, size_t max_bytes) {
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
+  if (!in)
+    return {};
+  auto size = static_cast<size_t>(in.tellg());
+  size_t start = size > max_bytes ? size - max_bytes : 0;
+  in.seekg(static_cast<std::streamoff>(start));
+  std::string text(size - start, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  return text;
+}
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+void fail(ExecResult* r, Verdict verdict, const std::string& phase, const std::string& message) {
+  r->set_verdict(verdict);
+  r->set_failed_phase(phase);
+  r->set_message(message);
+  r->set_correct(false);
+}
+
+// What the exit of the evaluation process means when it sent no result.
+void verdict_from_exit(const SandboxEvent::ChildExit& exit, const std::string& phase, ExecResult* r) {
+  if (exit.signal() == SIGXCPU || exit.signal() == SIGXFSZ)
+    fail(r, RESOURCE_LIMIT, phase, "killed by " + signal_name(exit.signal()) + " (CPU time or file size limit)");
+  else if (exit.signal() != 0)
+    fail(r, CRASHED, phase, "the evaluation process died of " + signal_name(exit.signal()));
+  else
+    fail(r, CRASHED, phase, "the evaluation process exited with code " + std::to_string(exit.exit_code()) +
+                                " without a result");
+}
+
+}  // namespace
+
+sandbox_evaluator::sandbox_evaluator(executor_options options) : options_(std::move(options)) {
+  if (options_.work_root.empty())
+    options_.work_root = (fs::temp_directory_path() / ("kgym-sandbox-" + std::to_string(::getpid()))).string();
+  fs::create_directories(options_.work_root);
+  // Traversable by the sandbox uid, not listable: each evaluation sees only its own dir.
+  ::chmod(options_.work_root.c_str(), 0711);
+  if (options_.launch.log_path.empty())
+    options_.launch.log_path = (fs::path(options_.work_root) / "zygote.log").string();
+}
+
+std::string sandbox_evaluator::ensure_zygote() {
+  if (zygote_ && zygote_->running())
+    return {};
+  zygote_ = std::make_unique<sandbox_process>(options_.launch);
+  ++zygote_starts_;
+  SandboxEvent::Ready ready;
+  auto error = zygote_->start(options_.start_timeout, &ready);
+  if (error.empty())
+    spdlog::info("sandbox ready: python {} torch {} triton {} (imports took {:.1f} s)", ready.python(),
+                 ready.torch(), ready.triton(), ready.import_s());
+  return error;
+}
+
+ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
+  const auto started = clock_type::now();
+  ExecRequest request = original;
+  *request.mutable_options() = with_defaults(request.options(), request.device());
+  const EvalOptions& opts = request.options();
+  ExecResult result;
+  result.set_request_id(request.request_id());
+  result.set_task_id(request.task().id());
+  result.set_candidate_id(request.candidate().id());
+  auto finish = [&](ExecResult r) {
+    r.set_wall_s(std::chrono::duration<double>(clock_type::now() - started).count());
+    return r;
+  };
+
+  if (auto error = ensure_zygote(); !error.empty()) {
+    fail(&result, INTERNAL_ERROR, "start", error);
+    zygote_.reset();
+    return finish(result);
+  }
+  fs::path workdir = fs::path(options_.work_root) / ("eval-" + std::to_string(++serial_));
+  fs::remove_all(workdir);
+  fs::create_directory(workdir);
+  ::chmod(workdir.c_str(), 0700);
+
+  SandboxCommand command;
+  command.mutable_evaluate()->set_workdir(workdir.string());
+  *command.mutable_evaluate()->mutable_request() = request;
+  SandboxEvent event;
+  std::string frame_error;
+  if (!zygote_->send(command) ||
+      zygote_->read_event(&event, clock_type::now() + std::chrono::seconds(30), &frame_error) !=
+          sandbox_process::read_status::event ||
+      !event.has_started()) {
+    fail(&result, INTERNAL_ERROR, "start", "the sandbox did not start the evaluation " + frame_error);
+    zygote_.reset();
+    fs::remove_all(workdir);
+    return finish(result);
+  }
+  const pid_t child = static_cast<pid_t>(event.started().pid());
+
+  // Follow the evaluation: phase limits, memory watchdog, and the one result it may send.
+  std::string phase = "load";
+  auto deadline = clock_type::now() + std::chrono::duration_cast<clock_type::duration>(
+                                          std::chrono::duration<double>(timeout_for(opts, phase)));
+  bool have_result = false, exited = false;
+  ExecResult reported;
+  enum class kill_reason { none, timeout, memory, bad_frame, zygote_lost } killed = kill_reason::none;
+  int64_t peak_rss = 0;
+  SandboxEvent::ChildExit exit_info;
+  while (!exited) {
+    auto wake = std::min(deadline, clock_type::now() + watchdog_tick);
+    auto status = zygote_->read_event(&event, wake, &frame_error);
+    if (status == sandbox_process::read_status::event) {
+      if (event.has_phase()) {
+        phase = event.phase().name();
+        if (killed == kill_reason::none)
+          deadline = clock_type::now() + std::chrono::duration_cast<clock_type::duration>(
+                                             std::chrono::duration<double>(timeout_for(opts, phase)));
+      } else if (event.has_result()) {
+        if (have_result && killed == kill_reason::none) {
+          // Only one result is ever sent by the harness: a second one was forged.
+          killed = kill_reason::bad_frame;
+          frame_error = "more than one result frame";
+          kill_group(child);
+        }
+        have_result = true;
+        reported = event.result();
+      } else if (event.has_exit()) {
+        exit_info = event.exit();
+        exited = true;
+      }
+      continue;
+    }
+    if (status == sandbox_process::read_status::closed || status == sandbox_process::read_status::bad_frame) {
+      kill_group(child);
+      killed = status == sandbox_process::read_status::closed ? kill_reason::zygote_lost : kill_reason::bad_frame;
+      break;
+    }
+    // A tick: check memory and the phase's deadline.
+    int64_t rss = session_rss_bytes(child);
+    peak_rss = std::max(peak_rss, rss);
+    if (killed == kill_reason::none && rss > opts.memory_limit_mb() * (int64_t{1} << 20)) {
+      killed = kill_reason::memory;
+      kill_group(child);
+      deadline = clock_type::now() + options_.exit_grace;
+    } else if (clock_type::now() >= deadline) {
+      if (killed != kill_reason::none) {  // killed, yet no exit report: the zygote is stuck
+        killed = kill_reason::zygote_lost;
+        break;
+      }
+      killed = kill_reason::timeout;
+      kill_group(child);
+      deadline = clock_type::now() + options_.exit_grace;
+    }
+  }
+
+  if (killed == kill_reason::zygote_lost || killed == kill_reason::bad_frame) {
+    spdlog::warn("request {}: sandbox zygote replaced ({})", request.request_id(),
+                 killed == kill_reason::bad_frame ? frame_error : "lost");
+    kill_group(child);
+    zygote_.reset();
+  }
+  if (killed == kill_reason::timeout) {
+    fail(&result, TIMEOUT, phase,
+         "phase '" + phase + "' ran past its limit of " + std::to_string(int(timeout_for(opts, phase))) + " s");
+  } else if (killed == kill_reason::memory) {
+    fail(&result, RESOURCE_LIMIT, phase,
+         "host memory above the limit of " + std::to_string(opts.memory_limit_mb()) + " MiB");
+    auto* e = result.add_evidence();
+    e->set_kind("memory_limit");
+    e->set_detail("peak resident memory " + std::to_string(peak_rss >> 20) + " MiB");
+    e->set_source("executor");
+  } else if (killed == kill_reason::bad_frame) {
+    fail(&result, HACKED, phase, "the sandbox channel carried a forged or malformed frame");
+    auto* e = result.add_evidence();
+    e->set_kind("forged_frame");
+    e->set_detail(frame_error);
+    e->set_source("executor");
+  } else if (killed == kill_reason::zygote_lost) {
+    fail(&result, CRASHED, phase, "the sandbox stopped answering; it was replaced");
+  } else if (have_result) {
+    result = reported;
+    result.set_request_id(request.request_id());
+  } else {
+    verdict_from_exit(exit_info, phase, &result);
+  }
+  if (exit_info.swept() > 0) {
+    auto* e = result.add_evidence();
+    e->set_kind("leftover_processes");
+    e->set_detail(std::to_string(exit_info.swept()) + " processes outlived the evaluation and were killed");
+    e->set_source("executor");
+  }
+  result.set_log(tail_of(workdir / "sandbox.log", 4096));
+  std::error_code ignored;
+  fs::remove_all(workdir, ignored);
+  auto done = finish(result);
+  spdlog::info("request {} task {} candidate {}: {} in {:.2f} s", request.request_id(), request.task().id(),
+               request.candidate().id(), Verdict_Name(done.verdict()), done.wall_s());
+  return done;
+}
+
+}  // namespace kgym

@@ -1,0 +1,36 @@
+// Evaluates one candidate in the sandbox and always answers with a verdict, whatever the
+// candidate does: the executor owns every time limit, the memory watchdog and every kill.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "gpu/executor/sandbox_process.hpp"
+#include "messages/kgym.pb.h"
+
+namespace kgym {
+
+struct executor_options {
+  sandbox_launch launch;
+  std::string work_root;  // per-evaluation private directories are made below it
+  std::chrono::seconds start_timeout{180};
+  std::chrono::seconds exit_grace{15};  // after a kill, how long to wait for the exit report
+};
+
+class sandbox_evaluator {
+ public:
+  explicit sandbox_evaluator(executor_options options);
+  ExecResult evaluate(const ExecRequest& request);
+  // How many times the zygote was (re)started: a candidate never costs more than one.
+  int zygote_starts() const { return zygote_starts_; }
+
+ private:
+  std::string ensure_zygote();
+  executor_options options_;
+  std::unique_ptr<sandbox_process> zygote_;
+  int zygote_starts_ = 0;
+  int serial_ = 0;
+};
+
+}  // namespace kgym

@@ -1,0 +1,170 @@
+#include "gpu/executor/sandbox_process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "messages/json.hpp"
+
+namespace kgym {
+
+namespace {
+
+void close_fd(int& fd) {
+  if (fd >= 0)
+    ::close(fd);
+  fd = -1;
+}
+
+constexpr size_t max_frame_bytes = 64u << 20;
+
+}  // namespace
+
+sandbox_process::sandbox_process(sandbox_launch launch) : launch_(std::move(launch)) {}
+
+sandbox_process::~sandbox_process() { stop(); }
+
+std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready* ready) {
+  stop();
+  int in_pipe[2], out_pipe[2];
+  if (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0)
+    return std::string("pipe: ") + std::strerror(errno);
+  // Everything the child needs is prepared before fork: after it, only exec.
+  std::string device = launch_.device == CUDA ? "cuda" : "cpu";
+  std::vector<std::string> args = {launch_.python, "-m", "kgym_sandbox.zygote", "--device", device};
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::string pythonpath = "PYTHONPATH=" + launch_.sandbox_dir;
+  std::vector<std::string> env_store;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "PYTHONPATH=", 11) != 0 && std::strncmp(*e, "CUDA_INJECTION64_PATH=", 22) != 0)
+      env_store.emplace_back(*e);
+  env_store.push_back(pythonpath);
+  env_store.push_back("PYTHONUNBUFFERED=1");
+  env_store.push_back("PYTHONDONTWRITEBYTECODE=1");
+  std::vector<char*> envp;
+  for (auto& e : env_store)
+    envp.push_back(e.data());
+  envp.push_back(nullptr);
+  int log_fd = ::open(launch_.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+
+  pid_t pid = ::fork();
+  if (pid < 0)
+    return std::string("fork: ") + std::strerror(errno);
+  if (pid == 0) {
+    ::setsid();
+    ::dup2(in_pipe[0], 0);
+    ::dup2(out_pipe[1], 1);
+    if (log_fd >= 0)
+      ::dup2(log_fd, 2);
+    ::execvpe(argv[0], argv.data(), envp.data());
+    ::_exit(127);
+  }
+  if (log_fd >= 0)
+    ::close(log_fd);
+  ::close(in_pipe[0]);
+  ::close(out_pipe[1]);
+  pid_ = pid;
+  to_child_ = in_pipe[1];
+  from_child_ = out_pipe[0];
+  buffer_.clear();
+
+  SandboxEvent event;
+  std::string error;
+  auto status = read_event(&event, clock::now() + timeout, &error);
+  if (status == read_status::event && event.has_ready()) {
+    if (ready)
+      *ready = event.ready();
+    return {};
+  }
+  stop();
+  if (status == read_status::timeout)
+    return "the sandbox did not start in time (is PyTorch importable by " + launch_.python + "?)";
+  if (status == read_status::closed)
+    return "the sandbox exited while starting; see " + launch_.log_path;
+  return "the sandbox spoke an unexpected first frame: " + error;
+}
+
+bool sandbox_process::send(const SandboxCommand& command) {
+  if (to_child_ < 0)
+    return false;
+  std::string line = to_json(command) + "\n";
+  const char* p = line.data();
+  size_t left = line.size();
+  while (left > 0) {
+    ssize_t n = ::write(to_child_, p, left);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+sandbox_process::read_status sandbox_process::read_event(SandboxEvent* event, clock::time_point deadline,
+                                                         std::string* error) {
+  for (;;) {
+    auto newline = buffer_.find('\n');
+    if (newline != std::string::npos) {
+      std::string line = buffer_.substr(0, newline);
+      buffer_.erase(0, newline + 1);
+      event->Clear();
+      std::string parse_error = from_json(line, event);
+      if (!parse_error.empty()) {
+        if (error)
+          *error = parse_error + " in frame: " + line.substr(0, 200);
+        return read_status::bad_frame;
+      }
+      return read_status::event;
+    }
+    if (from_child_ < 0)
+      return read_status::closed;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+    if (left <= 0)
+      return read_status::timeout;
+    pollfd pfd{from_child_, POLLIN, 0};
+    int ready = ::poll(&pfd, 1, static_cast<int>(left));
+    if (ready < 0 && errno == EINTR)
+      continue;
+    if (ready == 0)
+      return read_status::timeout;
+    char chunk[65536];
+    ssize_t n = ::read(from_child_, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      close_fd(from_child_);
+      return read_status::closed;
+    }
+    buffer_.append(chunk, static_cast<size_t>(n));
+    if (buffer_.size() > max_frame_bytes) {
+      if (error)
+        *error = "frame larger than 64 MiB";
+      buffer_.clear();
+      return read_status::bad_frame;
+    }
+  }
+}
+
+void sandbox_process::stop() {
+  close_fd(to_child_);
+  close_fd(from_child_);
+  if (pid_ > 0) {
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  pid_ = -1;
+}
+
+}  // namespace kgym

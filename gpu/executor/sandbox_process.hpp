@@ -1,0 +1,49 @@
+// The sandbox zygote as a child process: started, fed SandboxCommands over a pipe, read for
+// SandboxEvents with deadlines, killed. It knows nothing about verdicts.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+
+#include "messages/kgym.pb.h"
+
+namespace kgym {
+
+struct sandbox_launch {
+  std::string python = "python3";
+  std::string sandbox_dir;  // holds the kgym_sandbox package
+  Device device = CPU;
+  std::string log_path;     // the zygote's own stderr goes here
+};
+
+class sandbox_process {
+ public:
+  using clock = std::chrono::steady_clock;
+  enum class read_status { event, timeout, closed, bad_frame };
+
+  explicit sandbox_process(sandbox_launch launch);
+  ~sandbox_process();
+  sandbox_process(const sandbox_process&) = delete;
+  sandbox_process& operator=(const sandbox_process&) = delete;
+
+  // Starts the zygote and waits for its Ready event. Returns an error text, empty on success.
+  std::string start(clock::duration timeout, SandboxEvent::Ready* ready = nullptr);
+  bool running() const { return pid_ > 0; }
+  bool send(const SandboxCommand& command);
+  // Reads one event, waiting until `deadline`. On bad_frame, `error` says what was wrong.
+  read_status read_event(SandboxEvent* event, clock::time_point deadline, std::string* error);
+  // Kills the zygote's whole process group and reaps it.
+  void stop();
+  pid_t pid() const { return pid_; }
+
+ private:
+  sandbox_launch launch_;
+  pid_t pid_ = -1;
+  int to_child_ = -1;
+  int from_child_ = -1;
+  std::string buffer_;
+};
+
+}  // namespace kgym

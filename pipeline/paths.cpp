@@ -1,0 +1,28 @@
+#include "pipeline/paths.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace kgym {
+
+namespace fs = std::filesystem;
+
+std::string kgym_home() {
+  if (const char* home = std::getenv("KGYM_HOME"); home && *home)
+    return home;
+  std::error_code ec;
+  fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  for (int up = 0; up < 6 && !dir.empty(); ++up, dir = dir.parent_path()) {
+    if (fs::exists(dir / "gpu" / "sandbox" / "kgym_sandbox" / "zygote.py"))
+      return dir.string();
+    if (dir == dir.root_path())
+      break;
+  }
+  return KGYM_SOURCE_DIR;
+}
+
+std::string sandbox_dir() { return (fs::path(kgym_home()) / "gpu" / "sandbox").string(); }
+
+std::string builtin_tasks_dir() { return (fs::path(kgym_home()) / "tasks").string(); }
+
+}  // namespace kgym

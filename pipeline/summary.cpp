@@ -1,0 +1,29 @@
+#include "pipeline/summary.hpp"
+
+#include <cstdio>
+
+namespace kgym {
+
+std::string summary_line(const ExecResult& r) {
+  int passed = 0;
+  for (const auto& t : r.trials())
+    passed += t.correct() ? 1 : 0;
+  char head[256];
+  std::snprintf(head, sizeof head, "%-24s %-15s", r.candidate_id().c_str(), Verdict_Name(r.verdict()).c_str());
+  std::string line = head;
+  char detail[256];
+  if (r.verdict() == OK) {
+    std::snprintf(detail, sizeof detail, "speedup %.3fx (ref %.3f ms, cand %.3f ms, n=%d)", r.speedup(),
+                  r.reference_time().median_ms(), r.candidate_time().median_ms(), r.candidate_time().n());
+    line += detail;
+  } else {
+    line += r.message();
+  }
+  std::snprintf(detail, sizeof detail, "  [%d/%d trials, %.1f s]", passed, r.trials_size(), r.wall_s());
+  line += detail;
+  for (const auto& e : r.evidence())
+    line += "\n" + std::string(41, ' ') + "evidence: " + e.kind() + ": " + e.detail() + " (" + e.source() + ")";
+  return line;
+}
+
+}  // namespace kgym

@@ -1,0 +1,1 @@
+# Nothing added: the correct, fused candidate.

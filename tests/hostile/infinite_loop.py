@@ -1,0 +1,4 @@
+class ModelNew(ModelNew):
+    def forward(self, x):
+        while True:
+            pass

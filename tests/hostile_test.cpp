@@ -1,0 +1,156 @@
+// The hostile suite: every kind of bad candidate gets its verdict, the executor survives,
+// and a correct candidate evaluated right after still passes.
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "gpu/executor/sandbox_evaluator.hpp"
+#include "pipeline/summary.hpp"
+#include "tests/test_support.hpp"
+
+namespace kgym::test {
+namespace {
+
+struct hostile_case {
+  const char* name;
+  Verdict expected;
+  const char* evidence;  // an Evidence.kind the result must carry, or ""
+  bool gpu_only = false;
+};
+
+void PrintTo(const hostile_case& c, std::ostream* os) { *os << c.name; }
+
+const hostile_case cases[] = {
+    {"correct", OK, ""},
+    {"wrong", INCORRECT, ""},
+    {"syntax_error", COMPILE_ERROR, ""},
+    {"raises", RUNTIME_ERROR, ""},
+    {"segfault", CRASHED, ""},
+    {"infinite_loop", TIMEOUT, ""},
+    {"os_exit", CRASHED, ""},
+    {"memory_hog", RESOURCE_LIMIT, ""},
+    {"fork_leftover", OK, "leftover_processes"},
+    {"writes_outside", OK, ""},
+    {"opens_socket", RUNTIME_ERROR, ""},
+    {"cached_output", HACKED, "cached_output"},
+    {"memoized_on_buffer", HACKED, "stale_output_when_timed"},
+    {"returns_input", HACKED, "output_aliases_input"},
+    {"training_branch", HACKED, "no_generated_kernel"},
+    {"never_launches", HACKED, "no_generated_kernel"},
+    {"pytorch_only", HACKED, "no_generated_kernel"},
+    {"patches_harness", HACKED, "patched_harness"},
+    {"illegal_memory_access", CUDA_ERROR, "", true},
+};
+
+// One evaluator for the whole suite: surviving every case is part of what is tested.
+sandbox_evaluator& evaluator() {
+  static std::unique_ptr<sandbox_evaluator> shared = [] {
+    executor_options options;
+    options.launch.device = test_device();
+    options.launch.python = python();
+    options.launch.sandbox_dir = source_path("gpu/sandbox");
+    return std::make_unique<sandbox_evaluator>(options);
+  }();
+  return *shared;
+}
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+// A loopback listener that records whether anyone connected.
+struct listener {
+  int fd = -1;
+  int port = 0;
+  listener() {
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    ::listen(fd, 4);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    port = ntohs(addr.sin_port);
+  }
+  ~listener() { ::close(fd); }
+  bool someone_connected() const {
+    pollfd p{fd, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0;
+  }
+};
+
+bool process_with_argument(const std::string& needle) {
+  DIR* dir = ::opendir("/proc");
+  bool found = false;
+  while (dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9')
+      continue;
+    std::string cmdline;
+    try {
+      cmdline = read_text(std::string("/proc/") + e->d_name + "/cmdline");
+    } catch (...) {
+      continue;
+    }
+    if (cmdline.find(needle) != std::string::npos && cmdline.find("gtest") == std::string::npos)
+      found = true;
+  }
+  ::closedir(dir);
+  return found;
+}
+
+class HostileSuite : public ::testing::TestWithParam<hostile_case> {};
+
+TEST_P(HostileSuite, GetsItsVerdictAndTheExecutorSurvives) {
+  const hostile_case& c = GetParam();
+  if (test_device() == CUDA && !gpu_present())
+    GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
+  if (c.gpu_only && test_device() != CUDA)
+    GTEST_SKIP() << c.name << " needs a GPU";
+  const std::string fused = read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py"));
+  listener sink;
+  std::string body = replace_all(read_text(source_path(std::string("tests/hostile/") + c.name + ".py")),
+                                 "__PORT__", std::to_string(sink.port));
+  std::filesystem::remove("/tmp/kgym_escape_marker");
+
+  ExecResult result = evaluator().evaluate(request_for("gelu_scale_residual", c.name, fused + "\n" + body));
+  EXPECT_EQ(Verdict_Name(result.verdict()), Verdict_Name(c.expected)) << summary_line(result) << "\n" << result.log();
+  if (*c.evidence) {
+    bool has = false;
+    for (const auto& e : result.evidence())
+      has |= e.kind() == c.evidence;
+    EXPECT_TRUE(has) << "expected evidence '" << c.evidence << "' in: " << summary_line(result);
+  }
+  if (c.expected == OK) {
+    EXPECT_TRUE(result.correct());
+    EXPECT_GT(result.speedup(), 0.0);
+    EXPECT_EQ(result.trials_size(), 2 * 5);  // five trials, train and eval mode each
+  }
+  // What the candidate tried must not have reached the host.
+  EXPECT_FALSE(sink.someone_connected()) << "the sandbox reached a loopback socket";
+  for (const char* marker : {"/tmp/kgym_escape_marker", "/var/tmp/kgym_escape_marker", "/dev/shm/kgym_escape_marker"})
+    EXPECT_FALSE(std::filesystem::exists(marker)) << c.name << " wrote " << marker;
+  if (::geteuid() == 0) {
+    EXPECT_FALSE(std::filesystem::exists("/root/kgym_escape_marker")) << c.name << " wrote into /root";
+  }
+  EXPECT_FALSE(process_with_argument("31337.25")) << "a process forked by the candidate outlived it";
+
+  ExecResult after = evaluator().evaluate(request_for("gelu_scale_residual", "correct_after", fused));
+  EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after) << "\n" << after.log();
+  EXPECT_EQ(evaluator().zygote_starts(), 1) << "the sandbox zygote had to be replaced";
+}
+
+INSTANTIATE_TEST_SUITE_P(Candidates, HostileSuite, ::testing::ValuesIn(cases),
+                         [](const ::testing::TestParamInfo<hostile_case>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace kgym::test

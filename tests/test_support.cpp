@@ -1,0 +1,56 @@
+#include "tests/test_support.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "pipeline/task_loader.hpp"
+
+namespace kgym::test {
+
+std::string source_path(const std::string& relative) { return std::string(KGYM_SOURCE_DIR) + "/" + relative; }
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    throw std::runtime_error("cannot read " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Device test_device() {
+  const char* d = std::getenv("KGYM_TEST_DEVICE");
+  return d && std::string(d) == "cuda" ? CUDA : CPU;
+}
+
+bool gpu_present() { return ::access("/dev/nvidiactl", F_OK) == 0; }
+
+std::string python() {
+  const char* p = std::getenv("KGYM_PYTHON");
+  return p && *p ? p : "python3";
+}
+
+ExecRequest request_for(const std::string& task_id, const std::string& candidate_id,
+                        const std::string& candidate_source) {
+  ExecRequest request;
+  request.set_request_id(task_id + "/" + candidate_id);
+  *request.mutable_task() = load_task(source_path("tasks/" + task_id));
+  request.mutable_candidate()->set_id(candidate_id);
+  request.mutable_candidate()->set_source(candidate_source);
+  request.set_device(test_device());
+  auto* o = request.mutable_options();
+  o->set_apply_cpu_sizes(true);
+  bool cuda = test_device() == CUDA;
+  o->set_load_timeout_s(60);
+  o->set_correctness_timeout_s(cuda ? 60 : 10);
+  o->set_timing_timeout_s(60);
+  o->set_timing_reps(cuda ? 20 : 3);
+  o->set_min_timed_s(0.2);
+  return request;
+}
+
+}  // namespace kgym::test

@@ -1,0 +1,20 @@
+// Helpers shared by kgym's tests: paths into the source tree, devices, requests.
+#pragma once
+
+#include <string>
+
+#include "messages/kgym.pb.h"
+
+namespace kgym::test {
+
+std::string source_path(const std::string& relative);  // KGYM_SOURCE_DIR/relative
+std::string read_text(const std::string& path);
+// The device the suite runs on: $KGYM_TEST_DEVICE ("cpu" by default, or "cuda").
+Device test_device();
+bool gpu_present();
+std::string python();
+// A request for `candidate_source` against a built-in task, with the suite's short limits.
+ExecRequest request_for(const std::string& task_id, const std::string& candidate_id,
+                        const std::string& candidate_source);
+
+}  // namespace kgym::test

@@ -1,0 +1,116 @@
+// Unit tests of the pieces that need no sandbox: schema mapping, task loading, defaults,
+// the command-line parser, summaries, and CAF carrying protobuf messages.
+#include <caf/all.hpp>
+#include <gtest/gtest.h>
+
+#include "actors/gpu_executor.hpp"
+#include "cli/args.hpp"
+#include "gpu/executor/eval_defaults.hpp"
+#include "messages/json.hpp"
+#include "pipeline/summary.hpp"
+#include "pipeline/task_loader.hpp"
+#include "tests/test_support.hpp"
+
+namespace kgym::test {
+namespace {
+
+TEST(Json, RoundTripsWithProtoFieldNames) {
+  ExecResult r;
+  r.set_request_id("r1");
+  r.set_verdict(HACKED);
+  r.mutable_candidate_time()->set_median_ms(1.5);
+  auto* e = r.add_evidence();
+  e->set_kind("no_generated_kernel");
+  std::string json = to_json(r);
+  EXPECT_NE(json.find("\"request_id\":\"r1\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"verdict\":\"HACKED\""), std::string::npos) << json;
+  ExecResult back;
+  ASSERT_EQ(from_json(json, &back), "");
+  EXPECT_EQ(back.candidate_time().median_ms(), 1.5);
+  EXPECT_EQ(back.evidence(0).kind(), "no_generated_kernel");
+}
+
+TEST(Json, RejectsUnknownFieldsAndSaysWhich) {
+  ExecResult r;
+  std::string error = from_json(R"({"request_id":"x","speedupp":2})", &r);
+  EXPECT_NE(error.find("speedupp"), std::string::npos) << error;
+}
+
+TEST(TaskLoader, LoadsBuiltInTaskWithMetadata) {
+  Task t = load_task(source_path("tasks/gelu_scale_residual"));
+  EXPECT_EQ(t.id(), "gelu_scale_residual");
+  EXPECT_EQ(t.level(), 1);
+  EXPECT_EQ(t.cpu_sizes().at("dim"), 1024);
+  EXPECT_NE(t.source().find("class Model"), std::string::npos);
+}
+
+TEST(TaskLoader, RejectsAFileThatIsNotAKernelBenchTask) {
+  EXPECT_THROW(load_task(source_path("tests/hostile/raises.py")), std::runtime_error);
+  EXPECT_THROW(load_task(source_path("no/such/task")), std::runtime_error);
+}
+
+TEST(TaskLoader, BuiltInSuiteHasTenTasksEachWithCandidates) {
+  auto tasks = find_tasks(source_path("tasks"));
+  EXPECT_GE(tasks.size(), 10u);
+  for (const auto& t : tasks) {
+    EXPECT_NO_THROW(load_task(t)) << t;
+    EXPECT_GE(find_candidates(t).size(), 3u) << t;
+  }
+}
+
+TEST(Defaults, FillOnlyWhatIsUnset) {
+  EvalOptions o;
+  o.set_correctness_trials(7);
+  EvalOptions cpu = with_defaults(o, CPU);
+  EXPECT_EQ(cpu.correctness_trials(), 7);
+  EXPECT_EQ(cpu.atol(), 1e-2);
+  EXPECT_EQ(cpu.rtol(), 1e-2);
+  EXPECT_EQ(cpu.timing_reps(), 5);
+  EXPECT_EQ(with_defaults(o, CUDA).timing_reps(), 100);
+}
+
+TEST(Args, ParsesValuesFlagsAndRepeats) {
+  cli::args a({"--task", "t", "--candidate=a.py", "--candidate", "b.py", "--json", "pos"}, {"task", "candidate"},
+              {"json"});
+  EXPECT_EQ(a.get("task"), "t");
+  EXPECT_EQ(a.all("candidate"), (std::vector<std::string>{"a.py", "b.py"}));
+  EXPECT_TRUE(a.has("json"));
+  EXPECT_EQ(a.positional(), std::vector<std::string>{"pos"});
+  EXPECT_THROW(cli::args({"--nope"}, {}, {}), std::invalid_argument);
+  EXPECT_THROW(cli::args({"--task"}, {"task"}, {}), std::invalid_argument);
+  cli::args n({"--trials", "x3"}, {"trials"}, {});
+  EXPECT_THROW(n.number("trials", 0), std::invalid_argument);
+}
+
+TEST(Summary, NamesVerdictSpeedupAndEvidence) {
+  ExecResult r;
+  r.set_candidate_id("fused");
+  r.set_verdict(OK);
+  r.set_speedup(1.5);
+  std::string line = summary_line(r);
+  EXPECT_NE(line.find("OK"), std::string::npos);
+  EXPECT_NE(line.find("1.500x"), std::string::npos);
+  r.set_verdict(HACKED);
+  r.add_evidence()->set_kind("cached_output");
+  EXPECT_NE(summary_line(r).find("cached_output"), std::string::npos);
+}
+
+TEST(CafTypes, ProtobufMessagesSurviveCafSerialization) {
+  caf::actor_system_config cfg;
+  add_message_types(cfg);
+  caf::actor_system system{cfg};
+  ExecRequest request;
+  request.set_request_id("abc");
+  request.mutable_task()->set_source("class Model: pass");
+  std::vector<char> buf;
+  caf::binary_serializer sink{system, buf};
+  ASSERT_FALSE(sink(request));
+  ExecRequest back;
+  caf::binary_deserializer source{system, buf};
+  ASSERT_FALSE(source(back));
+  EXPECT_EQ(back.request_id(), "abc");
+  EXPECT_EQ(back.task().source(), "class Model: pass");
+}
+
+}  // namespace
+}  // namespace kgym::test
