@@ -2,6 +2,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <iostream>
 
 #include "actors/gpu_executor.hpp"
@@ -16,15 +17,17 @@ namespace kgym::cli {
 
 namespace {
 
-const char* check_help = R"(usage: kgym check --task PATH --candidate FILE [--candidate FILE ...] [options]
+const char* check_help = R"(usage: kgym check --task PATH [--task PATH ...] --candidate FILE [--candidate FILE ...] [options]
 
-Evaluates each candidate (a Python file defining class ModelNew) against the task (a
+Evaluates each candidate (a Python file defining class ModelNew) against each task (a
 KernelBench file, or a directory with task.py) in a fresh sandboxed process, in order,
-and prints one summary line per candidate.
+through one executor, and prints one summary line per candidate.
 
 options:
-  --task PATH            task file or directory (required; try tasks/gelu_scale_residual)
-  --candidate FILE       candidate file; repeat for several; 'all' = the task's candidates/
+  --task PATH            task file or directory (required; try tasks/gelu_scale_residual);
+                         repeat for several tasks
+  --candidate FILE       candidate file; repeat for several; 'all' = every file in the task's
+                         candidates/; a bare NAME = the task's candidates/NAME.py
   --device cpu|cuda      where to run (default: cpu). cpu uses Triton's interpreter.
   --json                 print one ExecResult per line (proto3 JSON mapping) instead
   --trials N             correctness trials with fresh inputs (default 5)
@@ -33,16 +36,35 @@ options:
   --timeout S            time limit for each phase, seconds (default 60 load, 180/300 others)
   --memory-mb N          host memory limit of the sandbox (default 4096 cpu, 16384 cuda)
   --gpu-sizes            on cpu, run the task at its full (GPU) sizes, ignoring task.json
+  --no-hacking-check     record hacking evidence but do not let it change the verdict
+                         (an ablation, and how bench/ times the reference against itself)
   --python PATH          the Python with torch and triton (default: python3, or $KGYM_PYTHON)
   --verbose              log the executor's progress to stderr
 )";
+
+// 'all', a bare name of a shipped candidate, or a path.
+std::vector<std::string> resolve_candidates(const std::string& task_path, const std::vector<std::string>& given) {
+  std::vector<std::string> files;
+  for (const auto& c : given) {
+    auto shipped = std::filesystem::path(task_path) / "candidates" / (c + ".py");
+    if (c == "all") {
+      auto found = find_candidates(task_path);
+      files.insert(files.end(), found.begin(), found.end());
+    } else if (c.find('/') == std::string::npos && std::filesystem::exists(shipped)) {
+      files.push_back(shipped.string());
+    } else {
+      files.push_back(c);
+    }
+  }
+  return files;
+}
 
 }  // namespace
 
 int run_check(const std::vector<std::string>& argv) {
   args a(argv, {"task", "candidate", "device", "trials", "atol", "rtol", "timing-reps", "timeout", "memory-mb",
                 "python", "seed"},
-         {"json", "gpu-sizes", "verbose", "help"});
+         {"json", "gpu-sizes", "verbose", "help", "no-hacking-check"});
   if (a.has("help")) {
     std::cout << check_help;
     return 0;
@@ -50,15 +72,11 @@ int run_check(const std::vector<std::string>& argv) {
   if (!a.has("task") || !a.has("candidate"))
     throw std::invalid_argument("kgym check needs --task and --candidate (see kgym check --help)");
   spdlog::set_level(a.has("verbose") ? spdlog::level::info : spdlog::level::warn);
-  Task task = load_task(a.get("task"));
-  std::vector<std::string> files;
-  for (const auto& c : a.all("candidate")) {
-    if (c == "all") {
-      auto found = find_candidates(a.get("task"));
-      files.insert(files.end(), found.begin(), found.end());
-    } else {
-      files.push_back(c);
-    }
+  std::vector<std::pair<Task, std::string>> work;  // (task, candidate file), in order
+  for (const auto& task_path : a.all("task")) {
+    Task task = load_task(task_path);
+    for (const auto& file : resolve_candidates(task_path, a.all("candidate")))
+      work.emplace_back(task, file);
   }
   std::string device = a.get("device", "cpu");
   if (device != "cpu" && device != "cuda")
@@ -76,6 +94,7 @@ int run_check(const std::vector<std::string>& argv) {
   options.set_timing_timeout_s(timeout);
   options.set_memory_limit_mb(static_cast<int64_t>(a.number("memory-mb", 0)));
   options.set_apply_cpu_sizes(!a.has("gpu-sizes"));
+  options.set_no_hacking_check(a.has("no-hacking-check"));
 
   executor_options exec;
   exec.launch.device = device == "cuda" ? CUDA : CPU;
@@ -89,7 +108,7 @@ int run_check(const std::vector<std::string>& argv) {
   auto executor = spawn_gpu_executor(system, exec);
   caf::scoped_actor self{system};
   int failures = 0, n = 0;
-  for (const auto& file : files) {
+  for (const auto& [task, file] : work) {
     ExecRequest request;
     request.set_request_id("check-" + std::to_string(++n));
     *request.mutable_task() = task;

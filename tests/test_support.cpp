@@ -7,11 +7,12 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "pipeline/paths.hpp"
 #include "pipeline/task_loader.hpp"
 
 namespace kgym::test {
 
-std::string source_path(const std::string& relative) { return std::string(KGYM_SOURCE_DIR) + "/" + relative; }
+std::string source_path(const std::string& relative) { return kgym_home() + "/" + relative; }
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);

@@ -7,7 +7,7 @@
 
 namespace kgym::test {
 
-std::string source_path(const std::string& relative);  // KGYM_SOURCE_DIR/relative
+std::string source_path(const std::string& relative);  // under kgym_home()
 std::string read_text(const std::string& path);
 // The device the suite runs on: $KGYM_TEST_DEVICE ("cpu" by default, or "cuda").
 Device test_device();

@@ -84,7 +84,13 @@ def evaluate(request: dict, workdir: str, recorder, phase, result: dict) -> dict
     task, cand = request["task"], request["candidate"]
     overrides = task.get("cpu_sizes", {}) if device == "cpu" and opts.get("apply_cpu_sizes") else {}
     seed, trials = int(opts["seed"]), int(opts["correctness_trials"])
-    result.update(compiled=False, correct=False, trials=[])
+    result.update(compiled=False, correct=False, trials=[], evidence=[])
+
+    def hack(failure: Failure) -> None:
+        """A hacking finding ends the evaluation, unless the check is off (an ablation)."""
+        if not opts.get("no_hacking_check"):
+            raise failure
+        result["evidence"] += [e for e in failure.evidence if e not in result["evidence"]]
 
     phase("load")
     try:
@@ -131,9 +137,9 @@ def evaluate(request: dict, workdir: str, recorder, phase, result: dict) -> dict
                 finally:
                     recorder.mode = None
                 if compare.aliases(out, given):
-                    raise Failure("HACKED", "correctness", f"output aliases an input ({mode} mode)",
-                                  [{"kind": "output_aliases_input", "detail": f"trial {trial}, {mode} mode",
-                                    "source": "sandbox"}])
+                    hack(Failure("HACKED", "correctness", f"output aliases an input ({mode} mode)",
+                                 [{"kind": "output_aliases_input", "detail": f"trial {trial}, {mode} mode",
+                                   "source": "sandbox"}]))
                 if mode in previous and compare.identical(out, previous[mode][0]) \
                         and not compare.identical(expected, previous[mode][1]):
                     raise Failure("HACKED", "correctness", f"output unchanged for new inputs ({mode} mode)",
@@ -149,10 +155,10 @@ def evaluate(request: dict, workdir: str, recorder, phase, result: dict) -> dict
     result["launches"] = recorder.records()
     silent = [r["mode"] for r in result["launches"] if r["generated_launches"] == 0]
     if silent:
-        raise Failure("HACKED", "correctness",
+        hack(Failure("HACKED", "correctness",
                       f"no kernel of the candidate's own ran in {' and '.join(silent)} mode",
                       [{"kind": "no_generated_kernel", "detail": f"{m} mode: 0 launches of candidate kernels",
-                        "source": recorder.source} for m in silent])
+                        "source": recorder.source} for m in silent]))
 
     phase("timing")
     candidate.eval()

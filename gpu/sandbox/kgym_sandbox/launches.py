@@ -14,6 +14,11 @@ class LaunchRecorder:
         self.counts = collections.Counter()
         self.names = collections.defaultdict(set)
 
+    def reset(self) -> None:
+        """Forgets earlier launches (a forked evaluation starts with none anyway)."""
+        self.counts.clear()
+        self.names.clear()
+
     def note(self, fn, warmup: bool) -> None:
         code = getattr(getattr(fn, "fn", None), "__code__", None)
         if warmup or self.mode is None or code is None or code.co_filename != self.candidate_file:

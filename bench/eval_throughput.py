@@ -1,0 +1,94 @@
+"""Benchmark of the evaluation core, through the kgym binary as a user runs it.
+
+1. Throughput: evaluations per minute over the built-in suite (every shipped candidate).
+2. Cost of isolation: the same evaluations in one plain Python process (bench/plain_harness.py)
+   against kgym's sandbox (a fresh confined process per evaluation), as a ratio.
+3. Harness accuracy (GPU): the identity candidate (ModelNew = Model) on tasks whose forward
+   takes >= 1 ms: measured speedup (target 1 +- 0.005) and the share of the evaluation's wall
+   time spent in the timed GPU work (target >= 60%).
+Prints small tables and the machine; writes the raw results as JSON lines under --out."""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIG_TASKS = ["square_matmul", "conv_bias_relu"]  # tasks with an identity candidate
+
+
+def machine(device):
+    if device == "cuda":
+        name = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                              capture_output=True, text=True).stdout.strip()
+        return f"{name}, {os.cpu_count()} CPUs"
+    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, no GPU"
+
+
+def run_kgym(kgym, device, tasks, candidate, extra=()):
+    cmd = [kgym, "check", "--device", device, "--json", "--candidate", candidate, *extra]
+    for t in tasks:
+        cmd += ["--task", os.path.join(ROOT, "tasks", t)]
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")], time.perf_counter() - t0
+
+
+def run_plain(device, pairs, extra=()):
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(pairs, f)
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "plain_harness.py"), "--device", device,
+                          "--pairs", f.name, *extra], capture_output=True, text=True, check=True).stdout
+    os.unlink(f.name)
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    return [r for r in rows if "task" in r], time.perf_counter() - t0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--kgym", default=os.path.join(ROOT, "build", "kgym"))
+    parser.add_argument("--out", default=tempfile.gettempdir())
+    args = parser.parse_args()
+    tasks = sorted(d for d in os.listdir(os.path.join(ROOT, "tasks"))
+                   if os.path.isfile(os.path.join(ROOT, "tasks", d, "task.py")))
+    print(f"machine: {machine(args.device)}; device: {args.device}")
+
+    # 1 + 2: the whole suite through kgym, then the same pairs in one plain process.
+    results, kgym_wall = run_kgym(args.kgym, args.device, tasks, "all")
+    pairs = [[os.path.join(ROOT, "tasks", t), os.path.join(ROOT, "tasks", t, "candidates", c)]
+             for t in tasks for c in sorted(os.listdir(os.path.join(ROOT, "tasks", t, "candidates")))
+             if c.endswith(".py")]
+    plain, plain_wall = run_plain(args.device, pairs)
+    with open(os.path.join(args.out, "bench-suite.jsonl"), "w") as f:
+        for r in results:
+            f.write(json.dumps(r) + "\n")
+    agree = sum(1 for k, p in zip(results, plain) if k.get("verdict") == p["verdict"])
+    print("\n| harness | evaluations | wall s | evaluations/min |")
+    print("|---|---|---|---|")
+    print(f"| kgym sandbox (fresh confined process each) | {len(results)} | {kgym_wall:.1f} | "
+          f"{60 * len(results) / kgym_wall:.1f} |")
+    print(f"| plain in-process Python | {len(plain)} | {plain_wall:.1f} | {60 * len(plain) / plain_wall:.1f} |")
+    print(f"isolation cost (kgym wall / plain wall): {kgym_wall / plain_wall:.2f}x; "
+          f"verdicts agree on {agree}/{len(results)}")
+
+    # 3: identity candidates on the >= 1 ms tasks.
+    if args.device == "cuda":
+        ident, _ = run_kgym(args.kgym, args.device, BIG_TASKS, "identity", ["--no-hacking-check"])
+        print("\n| task | ref median ms | speedup (target 1 +- 0.005) | timed GPU s / eval wall s (target >= 0.60) |")
+        print("|---|---|---|---|")
+        for r in ident:
+            print(f"| {r['task_id']} | {r['reference_time']['median_ms']:.3f} | {r.get('speedup', 0):.4f} | "
+                  f"{r.get('timed_s', 0):.2f} / {r['wall_s']:.2f} = {r.get('timed_s', 0) / r['wall_s']:.2f} |")
+        with open(os.path.join(args.out, "bench-identity.jsonl"), "w") as f:
+            for r in ident:
+                f.write(json.dumps(r) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Prepares what the GPU machine (Ubuntu 24.04, no Debian packages of ours) needs to run a
+# build made here: the runtime libraries from Debian's packages, unpacked under .debs/root.
+# Carry build/ and .debs/ to the GPU machine, then run deploy/gpu_suite.sh there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p .debs && cd .debs
+apt-get download -qq libcaf-core0.17 libcaf-io0.17 libfmt9 libprotobuf32 libspdlog1.10 2>/dev/null
+rm -rf root && for f in *.deb; do dpkg -x "$f" root; done
+du -sh root

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs the GPU test suite and the GPU benchmark in one call, on a machine with a GPU.
+# Built elsewhere: carry build/ and .debs/ (deploy/device_bundle.sh) and run this there.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export LD_LIBRARY_PATH="$PWD/.debs/root/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+export PYTHONUNBUFFERED=1
+# CTest files name the source tree of the build; make that path lead here.
+built_in=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build/CMakeCache.txt)
+if [ "$built_in" != "$PWD" ] && [ ! -e "$built_in" ]; then
+  mkdir -p "$(dirname "$built_in")" && ln -s "$PWD" "$built_in"
+fi
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+out=${OUT:-/tmp/kgym-gpu-suite}
+mkdir -p "$out"
+status=0
+ctest --test-dir build -L gpu --output-on-failure 2>&1 | tee "$out/ctest-gpu.log" || status=1
+grep -q "tests passed" "$out/ctest-gpu.log" || status=1
+if [ "${KGYM_SKIP_BENCH:-0}" != 1 ]; then
+  python3 bench/eval_throughput.py --device cuda --kgym build/kgym --out "$out" 2>&1 | tee "$out/bench.log" || status=1
+fi
+exit $status

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine for kgym and builds it:
+#   Debian packages (CAF 0.17, Protobuf, ZeroMQ, spdlog, GoogleTest), the sandbox's Python
+#   stack from PyPI (PyTorch, Triton), then the CMake build in build/.
+# Idempotent: a second run only rebuilds what changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+DEBS="cmake g++ make libcaf-dev libprotobuf-dev protobuf-compiler libzmq3-dev cppzmq-dev libspdlog-dev
+      libgtest-dev libsqlite3-dev"
+if ! dpkg -s $DEBS >/dev/null 2>&1; then
+  echo "kgym setup: installing Debian packages"
+  sudo_if_needed apt-get update -qq
+  sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $DEBS >/dev/null
+fi
+
+PYTHON=${KGYM_PYTHON:-python3}
+if ! "$PYTHON" - <<'PY' 2>/dev/null
+import re, sys, importlib.metadata as md
+want = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", open("deploy/requirements-sandbox.txt").read(), re.M))
+sys.exit(any(md.version(name) != version for name, version in want.items()))
+PY
+then
+  echo "kgym setup: installing the sandbox's Python packages into $PYTHON (this takes a minute)"
+  "$PYTHON" -m pip install -q --disable-pip-version-check -r deploy/requirements-sandbox.txt
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)"
+echo "kgym setup: built build/kgym"
