@@ -8,3 +8,11 @@ mkdir -p .debs && cd .debs
 apt-get download -qq libcaf-core0.17 libcaf-io0.17 libfmt9 libprotobuf32 libspdlog1.10 2>/dev/null
 rm -rf root && for f in *.deb; do dpkg -x "$f" root; done
 du -sh root
+# The build, slimmed to what runs: binaries without debug info and the CTest files.
+cd ..
+rm -rf .debs/build && mkdir -p .debs/build/tests
+cp build/CMakeCache.txt build/CTestTestfile.cmake .debs/build/
+cp build/tests/CTestTestfile.cmake .debs/build/tests/
+strip --strip-debug -o .debs/build/kgym build/kgym
+for t in build/tests/*_test; do strip --strip-debug -o ".debs/build/tests/$(basename "$t")" "$t"; done
+du -sh .debs/build

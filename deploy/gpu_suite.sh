@@ -5,6 +5,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export LD_LIBRARY_PATH="$PWD/.debs/root/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 export PYTHONUNBUFFERED=1
+# A build carried in the bundle (deploy/device_bundle.sh) becomes build/ here.
+if [ ! -x build/kgym ] && [ -x .debs/build/kgym ]; then cp -r .debs/build build; fi
 # CTest files name the source tree of the build; make that path lead here.
 built_in=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build/CMakeCache.txt)
 if [ "$built_in" != "$PWD" ] && [ ! -e "$built_in" ]; then
@@ -14,8 +16,11 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 out=${OUT:-/tmp/kgym-gpu-suite}
 mkdir -p "$out"
 status=0
-ctest --test-dir build -L gpu --output-on-failure 2>&1 | tee "$out/ctest-gpu.log" || status=1
-grep -q "tests passed" "$out/ctest-gpu.log" || status=1
+if [ "${KGYM_SKIP_TESTS:-0}" != 1 ]; then
+  ctest --test-dir build -L gpu -V 2>&1 > "$out/ctest-gpu.log" || status=1
+  grep -E "^[0-9]+: \[ +(OK|FAILED|SKIPPED) +\]|tests passed|tests failed" "$out/ctest-gpu.log"
+  grep -q "100% tests passed" "$out/ctest-gpu.log" || status=1
+fi
 if [ "${KGYM_SKIP_BENCH:-0}" != 1 ]; then
   python3 bench/eval_throughput.py --device cuda --kgym build/kgym --out "$out" 2>&1 | tee "$out/bench.log" || status=1
 fi

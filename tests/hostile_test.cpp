@@ -21,7 +21,7 @@ namespace {
 struct hostile_case {
   const char* name;
   Verdict expected;
-  const char* evidence;  // an Evidence.kind the result must carry, or ""
+  const char* evidence;  // an Evidence.kind the result must carry ("a|b": either), or ""
   bool gpu_only = false;
 };
 
@@ -40,7 +40,9 @@ const hostile_case cases[] = {
     {"writes_outside", OK, ""},
     {"opens_socket", RUNTIME_ERROR, ""},
     {"cached_output", HACKED, "cached_output"},
-    {"memoized_on_buffer", HACKED, "stale_output_when_timed"},
+    // Keyed on the buffer address: caught in correctness when the allocator reuses an
+    // address between trials, else when the inputs are refilled in place for timing.
+    {"memoized_on_buffer", HACKED, "cached_output|stale_output_when_timed"},
     {"returns_input", HACKED, "output_aliases_input"},
     {"training_branch", HACKED, "no_generated_kernel"},
     {"never_launches", HACKED, "no_generated_kernel"},
@@ -126,8 +128,9 @@ TEST_P(HostileSuite, GetsItsVerdictAndTheExecutorSurvives) {
   EXPECT_EQ(Verdict_Name(result.verdict()), Verdict_Name(c.expected)) << summary_line(result) << "\n" << result.log();
   if (*c.evidence) {
     bool has = false;
+    const std::string wanted = std::string("|") + c.evidence + "|";
     for (const auto& e : result.evidence())
-      has |= e.kind() == c.evidence;
+      has |= wanted.find("|" + e.kind() + "|") != std::string::npos;
     EXPECT_TRUE(has) << "expected evidence '" << c.evidence << "' in: " << summary_line(result);
   }
   if (c.expected == OK) {

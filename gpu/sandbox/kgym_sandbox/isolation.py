@@ -34,6 +34,8 @@ def _closed_ancestor(path: str):
     parts = path.strip("/").split("/")
     for depth in range(len(parts)):
         parent = "/" + "/".join(parts[:depth])
+        if not os.path.exists(parent):
+            return None
         if not os.stat(parent).st_mode & stat.S_IXOTH:
             return parent, parts[depth]
     return None
@@ -74,7 +76,7 @@ def _python_paths() -> list:
              os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
     paths.update(site.getsitepackages())
     paths.update(p for p in sys.path if p and os.path.isdir(p))
-    return sorted(os.path.realpath(p) for p in paths)
+    return sorted({os.path.realpath(p) for p in paths if os.path.exists(p)})
 
 
 def _write(path: str, text: str) -> bool:

@@ -94,12 +94,15 @@ def run_evaluation(command: dict, result_fd: int, recorder, device: str) -> None
     result = {"request_id": request.get("request_id", ""),
               "task_id": request.get("task", {}).get("id", ""),
               "candidate_id": request.get("candidate", {}).get("id", "")}
-    result["isolation"], workdir = isolation.confine(workdir, memory_limits(device, limit_mb))
 
     def phase(name):
         protocol.write_frame(result_fd, {"phase": {"name": name}})
 
     try:
+        try:
+            result["isolation"], workdir = isolation.confine(workdir, memory_limits(device, limit_mb))
+        except BaseException as exc:  # never run a candidate half-confined
+            raise evaluate.Failure("INTERNAL_ERROR", "confine", f"sandbox confinement failed: {exc!r}")
         result["device_name"] = platform.processor() or "cpu"
         if device == "cuda":
             import torch
