@@ -31,7 +31,7 @@ def main():
                             "cpu_sizes": meta.get("cpu_sizes", {})},
                    "candidate": {"source": open(candidate_file).read()},
                    "options": {"apply_cpu_sizes": True, "no_hacking_check": args.no_hacking_check,
-                               "timing_reps": 100 if args.device == "cuda" else 5,
+                               "timing_reps": 1000 if args.device == "cuda" else 5,
                                "min_timed_s": 1.0 if args.device == "cuda" else 0.5}}
         recorder.reset()
         result, t0 = {}, time.perf_counter()

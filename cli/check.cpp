@@ -32,7 +32,8 @@ options:
   --json                 print one ExecResult per line (proto3 JSON mapping) instead
   --trials N             correctness trials with fresh inputs (default 5)
   --atol X --rtol X      tolerances (default 1e-2 each, as KernelBench)
-  --timing-reps N        timed calls per side (default 100 cuda, 5 cpu)
+  --timing-reps N        timed calls per side at most (default 1000 cuda, 5 cpu); timing
+                         also stops once each side has 1 s (cuda) or 0.5 s (cpu) timed
   --timeout S            time limit for each phase, seconds (default 60 load, 180/300 others)
   --memory-mb N          host memory limit of the sandbox (default 4096 cpu, 16384 cuda)
   --gpu-sizes            on cpu, run the task at its full (GPU) sizes, ignoring task.json

@@ -66,7 +66,7 @@ TEST(Defaults, FillOnlyWhatIsUnset) {
   EXPECT_EQ(cpu.atol(), 1e-2);
   EXPECT_EQ(cpu.rtol(), 1e-2);
   EXPECT_EQ(cpu.timing_reps(), 5);
-  EXPECT_EQ(with_defaults(o, CUDA).timing_reps(), 100);
+  EXPECT_EQ(with_defaults(o, CUDA).timing_reps(), 1000);
 }
 
 TEST(Args, ParsesValuesFlagsAndRepeats) {

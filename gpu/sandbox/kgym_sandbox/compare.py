@@ -4,7 +4,6 @@ import torch
 # Bound before any candidate code is imported: a candidate that patches torch later does not
 # change what these names refer to (and evaluate.py reports the patch as evidence).
 _isclose = torch.isclose
-_equal = torch.equal
 _abs = torch.abs
 _isfinite = torch.isfinite
 
@@ -73,10 +72,17 @@ def aliases(output, inputs: list) -> bool:
     return False
 
 
-def identical(a, b) -> bool:
+def fingerprint(output) -> tuple:
+    """A cheap summary that equal outputs share and different ones almost never do: shape,
+    dtype, sum, sum of squares and 64 sampled values of each tensor."""
     try:
-        fa, fb = flatten(a), flatten(b)
+        tensors = flatten(output)
     except TypeError:
-        return False
-    return len(fa) == len(fb) and all(
-        x.shape == y.shape and x.dtype == y.dtype and _equal(x, y) for x, y in zip(fa, fb))
+        return ("not-a-tensor", id(output))
+    parts = []
+    for t in tensors:
+        x = t.detach().reshape(-1).double()
+        sample = x[:: max(1, x.numel() // 64)][:64]
+        parts.append((tuple(t.shape), str(t.dtype), float(x.sum()), float((x * x).sum()),
+                      tuple(sample.tolist())))
+    return tuple(parts)

@@ -6,6 +6,7 @@ kill or hang the process is the executor's business, not this file's.
 import importlib.util
 import os
 import sys
+import time
 import traceback
 
 import torch
@@ -92,7 +93,18 @@ def evaluate(request: dict, workdir: str, recorder, phase, result: dict) -> dict
             raise failure
         result["evidence"] += [e for e in failure.evidence if e not in result["evidence"]]
 
-    phase("load")
+    seconds = result.setdefault("harness_seconds", {})
+    clock = {"phase": None, "since": time.perf_counter()}
+
+    def enter(name):
+        now = time.perf_counter()
+        if clock["phase"]:
+            seconds[clock["phase"]] = seconds.get(clock["phase"], 0.0) + now - clock["since"]
+        clock.update(phase=name, since=now)
+        if name:
+            phase(name)
+
+    enter("load")
     try:
         ref_mod = load_program(os.path.join(workdir, "kgym_reference.py"), "kgym_reference",
                                task["source"], overrides)
@@ -120,12 +132,13 @@ def evaluate(request: dict, workdir: str, recorder, phase, result: dict) -> dict
                           + traceback.format_exception_only(type(exc), exc)[-1].strip())
     result["compiled"] = True
 
-    phase("correctness")
+    enter("correctness")
     previous = {}
     with torch.no_grad():
         for trial in range(trials):
             inputs = make_inputs(ref_mod, seed + 1 + trial, device)
             expected = reference(*fresh_copies(inputs))
+            expected_print = compare.fingerprint(expected)
             for mode in ("train", "eval"):
                 candidate.train(mode == "train")
                 given = fresh_copies(inputs)
@@ -140,12 +153,16 @@ def evaluate(request: dict, workdir: str, recorder, phase, result: dict) -> dict
                     hack(Failure("HACKED", "correctness", f"output aliases an input ({mode} mode)",
                                  [{"kind": "output_aliases_input", "detail": f"trial {trial}, {mode} mode",
                                    "source": "sandbox"}]))
-                if mode in previous and compare.identical(out, previous[mode][0]) \
-                        and not compare.identical(expected, previous[mode][1]):
-                    raise Failure("HACKED", "correctness", f"output unchanged for new inputs ({mode} mode)",
-                                  [{"kind": "cached_output", "detail": f"trial {trial} repeats trial {trial - 1}",
-                                    "source": "sandbox"}])
-                previous[mode] = (out, expected)
+                # An output seen before, for inputs whose reference answer differed: served
+                # from a cache (keyed on anything: call count, buffer address, mode).
+                seen = compare.fingerprint(out)
+                for (earlier_trial, earlier_mode), (earlier_out, earlier_expected) in previous.items():
+                    if seen == earlier_out and expected_print != earlier_expected:
+                        raise Failure("HACKED", "correctness", f"output unchanged for new inputs ({mode} mode)",
+                                      [{"kind": "cached_output", "detail": f"trial {trial} ({mode} mode) repeats "
+                                        f"the output of trial {earlier_trial} ({earlier_mode} mode)",
+                                        "source": "sandbox"}])
+                previous[(trial, mode)] = (seen, expected_print)
                 verdict = compare.compare(expected, out, opts["atol"], opts["rtol"])
                 result["trials"].append({"trial": trial, "mode": mode, "seed": seed + 1 + trial, **verdict})
                 if not verdict["correct"]:
@@ -160,7 +177,7 @@ def evaluate(request: dict, workdir: str, recorder, phase, result: dict) -> dict
                       [{"kind": "no_generated_kernel", "detail": f"{m} mode: 0 launches of candidate kernels",
                         "source": recorder.source} for m in silent]))
 
-    phase("timing")
+    enter("timing")
     candidate.eval()
     inputs = make_inputs(ref_mod, seed + 1000, device)
 
@@ -174,7 +191,7 @@ def evaluate(request: dict, workdir: str, recorder, phase, result: dict) -> dict
     try:
         ref_ms, cand_ms, ref_out, cand_out = timing.time_interleaved(
             reference, candidate, inputs, refill, reps, int(opts["warmup_reps"]),
-            float(opts["min_timed_s"]), device)
+            float(opts["min_timed_s"]), device, seconds)
     except BaseException as exc:
         raise failure_from(exc, "timing", "forward while timing")
     check_tampering()
@@ -185,6 +202,7 @@ def evaluate(request: dict, workdir: str, recorder, phase, result: dict) -> dict
     result["reference_time"], result["candidate_time"] = timing.stats(ref_ms), timing.stats(cand_ms)
     result["timed_s"] = (sum(ref_ms) + sum(cand_ms)) / 1e3
     result["speedup"] = result["reference_time"]["median_ms"] / max(result["candidate_time"]["median_ms"], 1e-9)
+    enter(None)
     result["correct"] = True
     result["verdict"] = "OK"
     result["message"] = f"correct, speedup {result['speedup']:.3f}x"

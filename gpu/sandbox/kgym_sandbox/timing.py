@@ -39,20 +39,26 @@ class Clock:
 
 
 def time_interleaved(reference, candidate, inputs: list, refill, reps: int, warmup: int,
-                     min_timed_s: float, device: str):
+                     min_timed_s: float, device: str, seconds: dict):
     """Alternates which side runs first; refills the inputs in place before every rep, so a
     candidate that memoizes on its input buffers returns stale values (checked by the caller
     on the outputs of the last rep). Stops after `reps`, or earlier once each side has been
-    timed for `min_timed_s` and at least 5 reps ran."""
+    timed for `min_timed_s` and at least 5 reps ran. Adds where the time went to `seconds`."""
     clock = Clock(device)
+    spent = {"timing_warmup": 0.0, "timing_refill": 0.0, "timing_calls": 0.0}
+    t0 = time.perf_counter()
     with torch.no_grad():
         for _ in range(warmup):
             reference(*inputs)
             candidate(*inputs)
+        spent["timing_warmup"] = time.perf_counter() - t0
         ref_ms, cand_ms = [], []
         ref_out = cand_out = None
         for rep in range(reps):
+            t0 = time.perf_counter()
             refill(rep)
+            t1 = time.perf_counter()
+            spent["timing_refill"] += t1 - t0
             sides = [("ref", reference), ("cand", candidate)]
             for side, model in (sides if rep % 2 == 0 else sides[::-1]):
                 out, ms = clock.time_ms(lambda: model(*inputs))
@@ -62,6 +68,8 @@ def time_interleaved(reference, candidate, inputs: list, refill, reps: int, warm
                 else:
                     cand_out = out
                     cand_ms.append(ms)
+            spent["timing_calls"] += time.perf_counter() - t1
             if rep + 1 >= 5 and min(sum(ref_ms), sum(cand_ms)) >= min_timed_s * 1e3:
                 break
+    seconds.update(spent)
     return ref_ms, cand_ms, ref_out, cand_out

@@ -100,13 +100,18 @@ def run_evaluation(command: dict, result_fd: int, recorder, device: str) -> None
 
     try:
         try:
+            started = time.perf_counter()
             result["isolation"], workdir = isolation.confine(workdir, memory_limits(device, limit_mb))
+            result["harness_seconds"] = {"confine": time.perf_counter() - started}
         except BaseException as exc:  # never run a candidate half-confined
             raise evaluate.Failure("INTERNAL_ERROR", "confine", f"sandbox confinement failed: {exc!r}")
         result["device_name"] = platform.processor() or "cpu"
         if device == "cuda":
             import torch
+            started = time.perf_counter()
             result["device_name"] = torch.cuda.get_device_name()
+            torch.zeros(1, device="cuda")
+            result["harness_seconds"]["cuda_init"] = time.perf_counter() - started
         evaluate.evaluate(request, workdir, recorder, phase, result)
     except evaluate.Failure as failure:
         result.update(verdict=failure.verdict, failed_phase=failure.phase, message=failure.message,
