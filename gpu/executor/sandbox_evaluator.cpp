@@ -65,8 +65,10 @@ void verdict_from_exit(const SandboxEvent::ChildExit& exit, const std::string& p
 }  // namespace
 
 sandbox_evaluator::sandbox_evaluator(executor_options options) : options_(std::move(options)) {
-  if (options_.work_root.empty())
+  if (options_.work_root.empty()) {
     options_.work_root = (fs::temp_directory_path() / ("kgym-sandbox-" + std::to_string(::getpid()))).string();
+    owns_work_root_ = true;
+  }
   fs::create_directories(options_.work_root);
   // Traversable by the sandbox uid, not listable: each evaluation sees only its own dir.
   ::chmod(options_.work_root.c_str(), 0711);
@@ -74,9 +76,33 @@ sandbox_evaluator::sandbox_evaluator(executor_options options) : options_(std::m
     options_.launch.log_path = (fs::path(options_.work_root) / "zygote.log").string();
 }
 
+sandbox_evaluator::~sandbox_evaluator() {
+  zygote_.reset();
+  forget_prepared();
+  std::error_code ignored;
+  if (owns_work_root_)
+    fs::remove_all(options_.work_root, ignored);
+}
+
+std::string sandbox_evaluator::new_workdir() {
+  fs::path workdir = fs::path(options_.work_root) / ("eval-" + std::to_string(++serial_));
+  fs::remove_all(workdir);
+  fs::create_directory(workdir);
+  ::chmod(workdir.c_str(), 0700);
+  return workdir.string();
+}
+
+void sandbox_evaluator::forget_prepared() {
+  std::error_code ignored;
+  if (!prepared_workdir_.empty())
+    fs::remove_all(prepared_workdir_, ignored);
+  prepared_workdir_.clear();
+}
+
 std::string sandbox_evaluator::ensure_zygote() {
   if (zygote_ && zygote_->running())
     return {};
+  forget_prepared();  // a new zygote has no prepared process
   zygote_ = std::make_unique<sandbox_process>(options_.launch);
   ++zygote_starts_;
   SandboxEvent::Ready ready;
@@ -106,13 +132,12 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
     zygote_.reset();
     return finish(result);
   }
-  fs::path workdir = fs::path(options_.work_root) / ("eval-" + std::to_string(++serial_));
-  fs::remove_all(workdir);
-  fs::create_directory(workdir);
-  ::chmod(workdir.c_str(), 0700);
+  fs::path workdir = prepared_workdir_.empty() ? new_workdir() : prepared_workdir_;
+  prepared_workdir_ = new_workdir();
 
   SandboxCommand command;
   command.mutable_evaluate()->set_workdir(workdir.string());
+  command.mutable_evaluate()->set_next_workdir(prepared_workdir_);
   *command.mutable_evaluate()->mutable_request() = request;
   SandboxEvent event;
   std::string frame_error;
@@ -122,6 +147,7 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
       !event.has_started()) {
     fail(&result, INTERNAL_ERROR, "start", "the sandbox did not start the evaluation " + frame_error);
     zygote_.reset();
+    forget_prepared();
     fs::remove_all(workdir);
     return finish(result);
   }
@@ -188,6 +214,7 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
                  killed == kill_reason::bad_frame ? frame_error : "lost");
     kill_group(child);
     zygote_.reset();
+    forget_prepared();
   }
   if (killed == kill_reason::timeout) {
     fail(&result, TIMEOUT, phase,

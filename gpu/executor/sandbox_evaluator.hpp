@@ -21,13 +21,18 @@ struct executor_options {
 class sandbox_evaluator {
  public:
   explicit sandbox_evaluator(executor_options options);
+  ~sandbox_evaluator();
   ExecResult evaluate(const ExecRequest& request);
   // How many times the zygote was (re)started: a candidate never costs more than one.
   int zygote_starts() const { return zygote_starts_; }
 
  private:
   std::string ensure_zygote();
+  std::string new_workdir();
+  void forget_prepared();
   executor_options options_;
+  std::string prepared_workdir_;  // where the zygote is preparing the next evaluation
+  bool owns_work_root_ = false;
   std::unique_ptr<sandbox_process> zygote_;
   int zygote_starts_ = 0;
   int serial_ = 0;

@@ -78,8 +78,9 @@ def check_tampering():
                       [{"kind": "patched_harness", "detail": ", ".join(patched), "source": "sandbox"}])
 
 
-def evaluate(request: dict, workdir: str, recorder, phase, result: dict) -> dict:
-    """Fills `result` as it goes (a Failure leaves what was learnt before it in place)."""
+def evaluate(request: dict, workdir: str, recorder, phase, result: dict, quiet_gpu=lambda: None) -> dict:
+    """Fills `result` as it goes (a Failure leaves what was learnt before it in place).
+    `quiet_gpu` returns once no other sandbox process is initialising the GPU."""
     opts = {**DEFAULTS, **{k: v for k, v in request.get("options", {}).items() if v}}
     device = "cuda" if request.get("device") == "CUDA" else "cpu"
     task, cand = request["task"], request["candidate"]
@@ -178,6 +179,7 @@ def evaluate(request: dict, workdir: str, recorder, phase, result: dict) -> dict
                         "source": recorder.source} for m in silent]))
 
     enter("timing")
+    quiet_gpu()
     candidate.eval()
     inputs = make_inputs(ref_mod, seed + 1000, device)
 

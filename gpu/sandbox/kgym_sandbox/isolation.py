@@ -119,7 +119,9 @@ def _private_tmp(workdir: str, granted: list) -> str:
     return "/tmp"
 
 
-def _set_limits(limits: dict, granted: list) -> None:
+def set_limits(limits: dict) -> list:
+    """Lowers resource limits (process-wide, for good); returns what was set."""
+    granted = []
     for name, value in limits.items():
         if value is None:
             continue
@@ -129,6 +131,7 @@ def _set_limits(limits: dict, granted: list) -> None:
             granted.append(f"{name.lower()}={value}")
         except (ValueError, OSError):
             pass
+    return granted
 
 
 def _drop_privileges_prepare(workdir: str) -> None:
@@ -154,17 +157,17 @@ def _drop_privileges(granted: list) -> None:
     granted.append(f"uid:{NOBODY}")
 
 
-def confine(workdir: str, limits: dict):
-    """Called in the freshly forked evaluation process, before any candidate code runs.
-    Returns what was granted and the workdir's path inside the sandbox."""
+def confine(workdir: str):
+    """Called in the freshly forked evaluation process, before anything else runs (CUDA
+    included: user namespaces need a single-threaded caller). Resource limits come later,
+    with the request (set_limits). Returns what was granted and the workdir's path inside."""
     granted = []
     os.setsid()  # own process group: the executor kills the whole group
     granted.append("setsid")
     _drop_privileges_prepare(workdir)
     _enter_namespaces(granted)
     workdir = _private_tmp(workdir, granted)
-    _drop_privileges(granted)
-    _set_limits(limits, granted)  # after the drop, so RLIMIT_NPROC counts the sandbox uid
+    _drop_privileges(granted)  # set_limits comes after: RLIMIT_NPROC then counts the sandbox uid
     os.chdir(workdir)
     for var in ("HOME", "TMPDIR", "TRITON_CACHE_DIR"):
         path = os.path.join(workdir, "home" if var == "HOME" else "tmp" if var == "TMPDIR" else "triton")

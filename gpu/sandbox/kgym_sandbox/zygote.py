@@ -6,6 +6,7 @@ stdin: SandboxCommand frames; stdout: SandboxEvent frames (kgym.proto, JSON mapp
 """
 import argparse
 import ctypes
+import fcntl
 import json
 import os
 import platform
@@ -13,6 +14,7 @@ import resource
 import select
 import signal
 import sys
+import tempfile
 import time
 
 from . import protocol
@@ -21,7 +23,8 @@ PR_SET_CHILD_SUBREAPER = 36
 MAX_RELAY_BYTES = 16 << 20  # a candidate flooding the result pipe is cut off here
 
 
-def descendants(root: int) -> list:
+def descendants(root: int, keep: set) -> list:
+    """Every process below `root`, except those in `keep` and below them."""
     children = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -36,16 +39,17 @@ def descendants(root: int) -> list:
     while frontier:
         pid = frontier.pop()
         for child in children.get(pid, []):
-            found.append(child)
-            frontier.append(child)
+            if child not in keep:
+                found.append(child)
+                frontier.append(child)
     return found
 
 
-def sweep() -> int:
+def sweep(keep: set) -> int:
     """Kills whatever the evaluation left behind; as subreaper we inherit its orphans."""
     killed = set()
     for _ in range(100):
-        left = descendants(os.getpid())
+        left = descendants(os.getpid(), keep)
         if not left:
             break
         for pid in left:
@@ -54,19 +58,18 @@ def sweep() -> int:
                 killed.add(pid)
             except ProcessLookupError:
                 pass
-        reap()
+        reap(keep)
         time.sleep(0.01)
     return len(killed)
 
 
-def reap() -> None:
-    while True:
+def reap(keep: set) -> None:
+    """Collects dead children, but never the standby's status (its owner waits for it)."""
+    for pid in descendants(os.getpid(), keep):
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
+            os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
-            return
-        if pid == 0:
-            return
+            pass
 
 
 def memory_limits(device: str, memory_limit_mb: int) -> dict:
@@ -79,40 +82,114 @@ def memory_limits(device: str, memory_limit_mb: int) -> dict:
             "RLIMIT_NPROC": 1024, "RLIMIT_CPU": 1800}
 
 
-def run_evaluation(command: dict, result_fd: int, recorder, device: str) -> None:
-    """In the forked process: confine, evaluate, send one result, exit without cleanup."""
+class Standby:
+    """A forked evaluation process made ahead of its request: it confines itself and, on the
+    GPU, creates its CUDA context while the previous evaluation runs, so neither is on the
+    critical path. Its warm-up holds the zygote's lock exclusively; an evaluation takes the
+    lock shared before it starts timing, so a warm-up never overlaps a timed region."""
+
+    def __init__(self, workdir: str, device: str, recorder, lock_fd: int, out_fd: int):
+        self.workdir = workdir
+        command_r, self.command_w = os.pipe()
+        self.result_r, result_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            os.close(self.command_w)
+            os.close(self.result_r)
+            os.close(out_fd)  # the candidate must not reach the executor's channel
+            standby_main(workdir, command_r, result_w, recorder, device, lock_fd)
+        os.close(command_r)
+        os.close(result_w)
+
+    def start(self, command: dict) -> bool:
+        try:
+            protocol.write_frame(self.command_w, command)
+            return True
+        except OSError:  # it died while waiting
+            return False
+        finally:
+            os.close(self.command_w)
+
+    def discard(self) -> None:
+        for fd in (self.command_w, self.result_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+
+
+def warm_cuda(lock_fd: int, seconds: dict) -> None:
+    import torch
+    started = time.perf_counter()
+    fcntl.lockf(lock_fd, fcntl.LOCK_EX)
+    try:
+        torch.zeros(1, device="cuda")
+        torch.ones(8, 8, device="cuda") @ torch.ones(8, 8, device="cuda")  # cuBLAS handle
+        torch.cuda.synchronize()
+    finally:
+        fcntl.lockf(lock_fd, fcntl.LOCK_UN)
+    seconds["cuda_init"] = time.perf_counter() - started
+
+
+def wait_for_quiet_gpu(lock_fd: int) -> None:
+    fcntl.lockf(lock_fd, fcntl.LOCK_SH)
+    fcntl.lockf(lock_fd, fcntl.LOCK_UN)
+
+
+def read_command(fd: int):
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return None
+        data += chunk
+    return json.loads(data)
+
+
+def standby_main(workdir: str, command_fd: int, result_fd: int, recorder, device: str, lock_fd: int) -> None:
+    """In the forked process: confine, warm up, wait for the request, evaluate, send one
+    result, exit without cleanup."""
     from . import evaluate, isolation
-    request, workdir = command["request"], command["workdir"]
     log_fd = os.open(os.path.join(workdir, "sandbox.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     sys.stdout = os.fdopen(1, "w", buffering=1)
     sys.stderr = os.fdopen(2, "w", buffering=1)
-    limit_mb = int(request.get("options", {}).get("memory_limit_mb") or 4096)
-    result = {"request_id": request.get("request_id", ""),
-              "task_id": request.get("task", {}).get("id", ""),
-              "candidate_id": request.get("candidate", {}).get("id", "")}
+    seconds, granted, confine_error = {}, [], None
+    try:
+        started = time.perf_counter()
+        granted, workdir = isolation.confine(workdir)
+        seconds["confine"] = time.perf_counter() - started
+        if device == "cuda":
+            warm_cuda(lock_fd, seconds)
+    except BaseException as exc:  # reported once the request arrives; never run half-confined
+        confine_error = exc
+    command = read_command(command_fd)
+    if command is None:
+        os._exit(0)
+    request = command["request"]
+    result = {"request_id": request.get("request_id", ""), "task_id": request.get("task", {}).get("id", ""),
+              "candidate_id": request.get("candidate", {}).get("id", ""), "harness_seconds": seconds}
 
     def phase(name):
         protocol.write_frame(result_fd, {"phase": {"name": name}})
 
     try:
-        try:
-            started = time.perf_counter()
-            result["isolation"], workdir = isolation.confine(workdir, memory_limits(device, limit_mb))
-            result["harness_seconds"] = {"confine": time.perf_counter() - started}
-        except BaseException as exc:  # never run a candidate half-confined
-            raise evaluate.Failure("INTERNAL_ERROR", "confine", f"sandbox confinement failed: {exc!r}")
+        if confine_error is not None:
+            raise evaluate.Failure("INTERNAL_ERROR", "confine", f"sandbox confinement failed: {confine_error!r}")
+        limit_mb = int(request.get("options", {}).get("memory_limit_mb") or 4096)
+        result["isolation"] = granted + isolation.set_limits(memory_limits(device, limit_mb))
         result["device_name"] = platform.processor() or "cpu"
         if device == "cuda":
             import torch
-            started = time.perf_counter()
             result["device_name"] = torch.cuda.get_device_name()
-            torch.zeros(1, device="cuda")
-            result["harness_seconds"]["cuda_init"] = time.perf_counter() - started
-        evaluate.evaluate(request, workdir, recorder, phase, result)
+        evaluate.evaluate(request, workdir, recorder, phase, result, lambda: wait_for_quiet_gpu(lock_fd))
     except evaluate.Failure as failure:
         result.update(verdict=failure.verdict, failed_phase=failure.phase, message=failure.message,
                       evidence=failure.evidence)
@@ -128,7 +205,7 @@ def run_evaluation(command: dict, result_fd: int, recorder, device: str) -> None
         os._exit(0)
 
 
-def relay(result_fd: int, pid: int, out_fd: int) -> None:
+def relay(result_fd: int, pid: int, out_fd: int, keep: set) -> None:
     """Forwards the child's phase and result frames until it exits, then reports the exit."""
     reader = protocol.FrameReader(result_fd)
     relayed, status, drain_until = 0, None, None
@@ -153,7 +230,7 @@ def relay(result_fd: int, pid: int, out_fd: int) -> None:
         if status is not None and (lines is None or not ready or time.monotonic() > drain_until):
             break
     os.close(result_fd)
-    swept = sweep()
+    swept = sweep(keep)
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 0
     sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
     protocol.write_frame(out_fd, {"exit": {"pid": pid, "exit_code": code, "signal": sig, "swept": swept}})
@@ -176,20 +253,30 @@ def main() -> None:
     protocol.write_frame(out_fd, {"ready": {"python": platform.python_version(), "torch": torch.__version__,
                                        "triton": triton.__version__,
                                        "import_s": time.perf_counter() - started}})
+    lock_fd, lock_path = tempfile.mkstemp(prefix="kgym-gpu-lock-")
+    os.unlink(lock_path)  # children keep the open file; nobody else can reach it
+    standby = None
     for line in sys.stdin:
         command = json.loads(line)
         if "shutdown" in command:
             break
-        read_fd, write_fd = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(read_fd)
-            os.close(out_fd)  # the candidate must not reach the executor's channel
-            run_evaluation(command["evaluate"], write_fd, recorder, args.device)
-        os.close(write_fd)
-        protocol.write_frame(out_fd, {"started": {"pid": pid}})
-        relay(read_fd, pid, out_fd)
-
+        evaluation = command["evaluate"]
+        if standby is not None and standby.workdir != evaluation["workdir"]:
+            standby.discard()
+            standby = None
+        if standby is None:
+            standby = Standby(evaluation["workdir"], args.device, recorder, lock_fd, out_fd)
+        current, standby = standby, None
+        if not current.start({"request": evaluation["request"]}):
+            current.discard()  # the prepared process died: make a fresh one
+            current = Standby(evaluation["workdir"], args.device, recorder, lock_fd, out_fd)
+            current.start({"request": evaluation["request"]})
+        protocol.write_frame(out_fd, {"started": {"pid": current.pid}})
+        if evaluation.get("next_workdir"):
+            standby = Standby(evaluation["next_workdir"], args.device, recorder, lock_fd, out_fd)
+        relay(current.result_r, current.pid, out_fd, {standby.pid} if standby else set())
+    if standby is not None:
+        standby.discard()
 
 if __name__ == "__main__":
     main()
