@@ -77,12 +77,15 @@ def main():
     print(f"isolation cost (kgym wall / plain wall): {kgym_wall / plain_wall:.2f}x; "
           f"verdicts agree on {agree}/{len(results)}")
 
-    # 3: identity candidates on the >= 1 ms tasks.
+    # 3: identity candidates on the >= 1 ms tasks, each evaluated twice in one kgym process;
+    # the first evaluation of a process also pays for starting the sandbox (importing PyTorch).
     if args.device == "cuda":
-        ident, _ = run_kgym(args.kgym, args.device, BIG_TASKS, "identity", ["--no-hacking-check"])
+        ident, _ = run_kgym(args.kgym, args.device, BIG_TASKS, "identity", ["--no-hacking-check", "--candidate",
+                                                                            "identity"])
+        print(f"first evaluation of the process (sandbox start included): {ident[0]['wall_s']:.2f} s wall")
         print("\n| task | ref median ms | speedup (target 1 +- 0.005) | timed GPU s / eval wall s (target >= 0.60) |")
         print("|---|---|---|---|")
-        for r in ident:
+        for r in ident[1:]:
             print(f"| {r['task_id']} | {r['reference_time']['median_ms']:.3f} | {r.get('speedup', 0):.4f} | "
                   f"{r.get('timed_s', 0):.2f} / {r['wall_s']:.2f} = {r.get('timed_s', 0) / r['wall_s']:.2f} |")
         with open(os.path.join(args.out, "bench-identity.jsonl"), "w") as f:
