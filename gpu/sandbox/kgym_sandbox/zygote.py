@@ -236,17 +236,6 @@ def relay(result_fd: int, pid: int, out_fd: int, keep: set) -> None:
     protocol.write_frame(out_fd, {"exit": {"pid": pid, "exit_code": code, "signal": sig, "swept": swept}})
 
 
-def prebuild_triton_utils() -> None:
-    """Builds Triton's CUDA helper module (a C compile, ~0.5 s) once, here, instead of in
-    every evaluation process. Loading it does not initialise CUDA, so forking stays safe."""
-    import torch
-    from triton.runtime.driver import driver
-    os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="kgym-zygote-triton-"))
-    driver.active.utils  # noqa: B018  (compiles and loads the module)
-    if torch.cuda.is_initialized():
-        raise RuntimeError("CUDA was initialised in the zygote; forked evaluations would fail")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description="kgym sandbox zygote (started by gpu_executor)")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
@@ -260,8 +249,6 @@ def main() -> None:
     import triton
     from . import compare, evaluate, isolation, launches, timing  # noqa: F401  (import before fork)
     recorder = launches.install(interpreted=args.device == "cpu")
-    if args.device == "cuda":
-        prebuild_triton_utils()
     ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     protocol.write_frame(out_fd, {"ready": {"python": platform.python_version(), "torch": torch.__version__,
                                        "triton": triton.__version__,
