@@ -203,7 +203,7 @@ def evaluate(request: dict, workdir: str, recorder, phase, result: dict, quiet_g
                       [{"kind": "stale_output_when_timed", "detail": last["message"], "source": "sandbox"}])
     result["reference_time"], result["candidate_time"] = timing.stats(ref_ms), timing.stats(cand_ms)
     result["timed_s"] = (sum(ref_ms) + sum(cand_ms)) / 1e3
-    result["speedup"] = result["reference_time"]["median_ms"] / max(result["candidate_time"]["median_ms"], 1e-9)
+    result["speedup"] = result["reference_time"]["iqm_ms"] / max(result["candidate_time"]["iqm_ms"], 1e-9)
     enter(None)
     result["correct"] = True
     result["verdict"] = "OK"

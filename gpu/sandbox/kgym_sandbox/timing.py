@@ -5,12 +5,20 @@ import time
 import torch
 
 
+def interquartile_mean(times_ms: list) -> float:
+    """Mean of the middle half: the sorted values from index n//4 to n - n//4."""
+    ordered = sorted(times_ms)
+    cut = len(ordered) // 4
+    middle = ordered[cut:len(ordered) - cut]
+    return statistics.fmean(middle)
+
+
 def stats(times_ms: list) -> dict:
     if not times_ms:
         return {"n": 0}
     return {"median_ms": statistics.median(times_ms), "mean_ms": statistics.fmean(times_ms),
             "stdev_ms": statistics.stdev(times_ms) if len(times_ms) > 1 else 0.0,
-            "min_ms": min(times_ms), "n": len(times_ms)}
+            "min_ms": min(times_ms), "n": len(times_ms), "iqm_ms": interquartile_mean(times_ms)}
 
 
 class Clock:
