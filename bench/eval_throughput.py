@@ -92,6 +92,16 @@ def main():
             for r in ident:
                 f.write(json.dumps(r) + "\n")
 
+        # 4: the CUPTI injection must not change what is measured (tracing is off while timing).
+        fused = ["gelu_scale_residual", "rmsnorm_rows", "matmul_bias_relu"]
+        traced, _ = run_kgym(args.kgym, args.device, fused, "fused")
+        plain_runs, _ = run_kgym(args.kgym, args.device, fused, "fused", ["--no-cupti"])
+        print("\n| task (fused candidate) | speedup, CUPTI injected | speedup, no CUPTI | coverage |")
+        print("|---|---|---|---|")
+        for t, p in zip(traced, plain_runs):
+            print(f"| {t['task_id']} | {t.get('speedup', 0):.3f} | {p.get('speedup', 0):.3f} | "
+                  f"{t.get('profile', {}).get('coverage', 0):.3f} |")
+
 
 if __name__ == "__main__":
     main()

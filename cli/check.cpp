@@ -39,6 +39,7 @@ options:
   --gpu-sizes            on cpu, run the task at its full (GPU) sizes, ignoring task.json
   --no-hacking-check     record hacking evidence but do not let it change the verdict
                          (an ablation, and how bench/ times the reference against itself)
+  --no-cupti             on cuda, do not inject the CUPTI profiler (no coverage, no trace)
   --python PATH          the Python with torch and triton (default: python3, or $KGYM_PYTHON)
   --verbose              log the executor's progress to stderr
 )";
@@ -65,7 +66,7 @@ std::vector<std::string> resolve_candidates(const std::string& task_path, const 
 int run_check(const std::vector<std::string>& argv) {
   args a(argv, {"task", "candidate", "device", "trials", "atol", "rtol", "timing-reps", "timeout", "memory-mb",
                 "python", "seed"},
-         {"json", "gpu-sizes", "verbose", "help", "no-hacking-check"});
+         {"json", "gpu-sizes", "verbose", "help", "no-hacking-check", "no-cupti"});
   if (a.has("help")) {
     std::cout << check_help;
     return 0;
@@ -102,6 +103,8 @@ int run_check(const std::vector<std::string>& argv) {
   const char* env_python = std::getenv("KGYM_PYTHON");
   exec.launch.python = a.get("python", env_python && *env_python ? env_python : "python3");
   exec.launch.sandbox_dir = sandbox_dir();
+  if (!a.has("no-cupti"))
+    exec.launch.cupti_library = cupti_library();
 
   caf::actor_system_config cfg;
   add_message_types(cfg);

@@ -17,7 +17,10 @@ out=${OUT:-/tmp/kgym-gpu-suite}
 mkdir -p "$out"
 status=0
 if [ "${KGYM_SKIP_TESTS:-0}" != 1 ]; then
+  export KGYM_TRACE_ARCHIVE="$out/traces"  # CUPTI traces of the profile tests, as test data
+  mkdir -p "$KGYM_TRACE_ARCHIVE"
   ctest --test-dir build -L gpu -V 2>&1 > "$out/ctest-gpu.log" || status=1
+  tar -czf "$out/traces.tar.gz" -C "$out" traces && rm -rf "$out/traces"
   grep -E "^[0-9]+: \[ +(OK|FAILED|SKIPPED) +\]|tests passed|tests failed" "$out/ctest-gpu.log"
   grep -q "100% tests passed" "$out/ctest-gpu.log" || status=1
 fi

@@ -25,4 +25,15 @@ std::string sandbox_dir() { return (fs::path(kgym_home()) / "gpu" / "sandbox").s
 
 std::string builtin_tasks_dir() { return (fs::path(kgym_home()) / "tasks").string(); }
 
+std::string cupti_library() {
+  if (const char* lib = std::getenv("KGYM_CUPTI_LIB"); lib && *lib)
+    return lib;
+  std::error_code ec;
+  fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  for (const auto& candidate : {dir / "libkgym_cupti.so", dir.parent_path() / "libkgym_cupti.so"})
+    if (fs::exists(candidate))
+      return fs::canonical(candidate, ec).string();
+  return {};
+}
+
 }  // namespace kgym

@@ -10,5 +10,8 @@ namespace kgym {
 std::string kgym_home();
 std::string sandbox_dir();
 std::string builtin_tasks_dir();
+// gpu/cupti's injection library: $KGYM_CUPTI_LIB, else next to (or one above) the running
+// binary, as a build leaves it. Empty when there is none.
+std::string cupti_library();
 
 }  // namespace kgym

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "gpu/executor/sandbox_evaluator.hpp"
+#include "pipeline/paths.hpp"
 #include "pipeline/summary.hpp"
 #include "tests/test_support.hpp"
 
@@ -58,6 +59,7 @@ sandbox_evaluator& evaluator() {
     options.launch.device = test_device();
     options.launch.python = python();
     options.launch.sandbox_dir = source_path("gpu/sandbox");
+    options.launch.cupti_library = cupti_library();
     return std::make_unique<sandbox_evaluator>(options);
   }();
   return *shared;

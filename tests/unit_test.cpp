@@ -3,9 +3,12 @@
 #include <caf/all.hpp>
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "actors/gpu_executor.hpp"
 #include "cli/args.hpp"
 #include "gpu/executor/eval_defaults.hpp"
+#include "gpu/profiler/trace_profile.hpp"
 #include "messages/json.hpp"
 #include "pipeline/summary.hpp"
 #include "pipeline/task_loader.hpp"
@@ -110,6 +113,72 @@ TEST(CafTypes, ProtobufMessagesSurviveCafSerialization) {
   ASSERT_FALSE(source(back));
   EXPECT_EQ(back.request_id(), "abc");
   EXPECT_EQ(back.task().source(), "class Model: pass");
+}
+
+KernelActivity kernel(const char* name, const char* phase, bool generated, uint64_t start, uint64_t end) {
+  KernelActivity k;
+  k.set_name(name);
+  k.set_phase(phase);
+  k.set_generated(generated);
+  k.set_start_ns(start);
+  k.set_end_ns(end);
+  return k;
+}
+
+TEST(TraceProfile, CoverageIsGeneratedTimeOverCandidateTime) {
+  std::vector<KernelActivity> trace = {
+      kernel("ref_gemm", "reference", false, 0, 9000000),     // 9 ms, not the candidate's
+      kernel("gemm", "train", false, 0, 3000000),             // 3 ms library
+      kernel("bias_relu", "train", true, 0, 1000000),         // 1 ms generated
+      kernel("bias_relu", "eval", true, 0, 1000000),          // 1 ms generated
+      kernel("checks", "checks", false, 0, 5000000),          // the harness's own
+  };
+  ProfileReport p = profile_from_trace(trace);
+  EXPECT_DOUBLE_EQ(p.coverage(), 2.0 / 5.0);
+  EXPECT_EQ(p.generated_launches_train(), 1);
+  EXPECT_EQ(p.generated_launches_eval(), 1);
+  EXPECT_DOUBLE_EQ(p.phase_gpu_ms().at("reference"), 9.0);
+  EXPECT_DOUBLE_EQ(p.phase_gpu_ms().at("train"), 4.0);
+  ASSERT_EQ(p.top_kernels_size(), 2);
+  EXPECT_EQ(p.top_kernels(0).name(), "gemm");
+  EXPECT_DOUBLE_EQ(p.top_kernels(0).share(), 0.6);
+  EXPECT_EQ(p.top_kernels(1).launches(), 2);
+  EXPECT_EQ(p.kernels_seen(), 5);
+}
+
+TEST(TraceProfile, NoOwnKernelInAModeIsHackedUnlessTheCheckIsOff) {
+  std::vector<KernelActivity> trace = {kernel("k", "train", true, 0, 1000), kernel("torch_op", "eval", false, 0, 1000)};
+  ExecResult ok;
+  ok.set_verdict(OK);
+  ok.set_correct(true);
+  ExecResult judged = ok;
+  apply_profile_verdict(profile_from_trace(trace), false, &judged);
+  EXPECT_EQ(judged.verdict(), HACKED);
+  EXPECT_FALSE(judged.correct());
+  ASSERT_EQ(judged.evidence_size(), 1);
+  EXPECT_EQ(judged.evidence(0).source(), "cupti");
+  EXPECT_NE(judged.evidence(0).detail().find("eval mode"), std::string::npos);
+  ExecResult ablated = ok;
+  apply_profile_verdict(profile_from_trace(trace), true, &ablated);
+  EXPECT_EQ(ablated.verdict(), OK);
+  EXPECT_EQ(ablated.evidence_size(), 1);
+  ExecResult no_trace = ok;  // nothing seen: no judgement
+  apply_profile_verdict(profile_from_trace({}), false, &no_trace);
+  EXPECT_EQ(no_trace.verdict(), OK);
+}
+
+TEST(TraceProfile, ReadsTraceLinesAndCountsBadOnes) {
+  std::string path = ::testing::TempDir() + "/trace.jsonl";
+  {
+    std::ofstream out(path);
+    out << R"({"name":"k","start_ns":1,"end_ns":2000001,"phase":"eval","generated":true,"grid":[4,1,1]})" << "\n";
+    out << "not json\n";
+  }
+  int bad = 0;
+  auto trace = read_trace(path, &bad);
+  ASSERT_EQ(trace.size(), 1u);
+  EXPECT_EQ(bad, 1);
+  EXPECT_DOUBLE_EQ(profile_from_trace(trace).phase_gpu_ms().at("eval"), 2.0);
 }
 
 }  // namespace

@@ -5,12 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "gpu/executor/eval_defaults.hpp"
 #include "gpu/executor/process_watch.hpp"
+#include "gpu/profiler/trace_profile.hpp"
 
 namespace kgym {
 
@@ -245,6 +247,25 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
     e->set_kind("leftover_processes");
     e->set_detail(std::to_string(exit_info.swept()) + " processes outlived the evaluation and were killed");
     e->set_source("executor");
+  }
+  // The CUPTI trace is read here, outside the candidate's process, after it has exited.
+  if (fs::exists(workdir / "cupti.jsonl")) {
+    int bad_lines = 0;
+    auto report = profile_from_trace(read_trace((workdir / "cupti.jsonl").string(), &bad_lines));
+    apply_profile_verdict(report, opts.no_hacking_check(), &result);
+    if (!options_.trace_archive.empty()) {
+      std::string name = request.request_id();
+      std::replace(name.begin(), name.end(), '/', '_');
+      std::error_code ignored;
+      fs::copy_file(workdir / "cupti.jsonl", fs::path(options_.trace_archive) / (name + ".jsonl"),
+                    fs::copy_options::overwrite_existing, ignored);
+    }
+    if (bad_lines > 0) {
+      auto* e = result.add_evidence();
+      e->set_kind("malformed_trace_lines");
+      e->set_detail(std::to_string(bad_lines) + " lines of the CUPTI trace did not parse");
+      e->set_source("executor");
+    }
   }
   result.set_log(tail_of(workdir / "sandbox.log", 4096));
   std::error_code ignored;

@@ -45,9 +45,12 @@ std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready*
   std::string pythonpath = "PYTHONPATH=" + launch_.sandbox_dir;
   std::vector<std::string> env_store;
   for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "PYTHONPATH=", 11) != 0 && std::strncmp(*e, "CUDA_INJECTION64_PATH=", 22) != 0)
+    if (std::strncmp(*e, "PYTHONPATH=", 11) != 0 && std::strncmp(*e, "CUDA_INJECTION64_PATH=", 22) != 0 &&
+        std::strncmp(*e, "KGYM_CUPTI_LIB=", 15) != 0)
       env_store.emplace_back(*e);
   env_store.push_back(pythonpath);
+  if (launch_.device == CUDA && !launch_.cupti_library.empty())
+    env_store.push_back("KGYM_CUPTI_LIB=" + launch_.cupti_library);
   env_store.push_back("PYTHONUNBUFFERED=1");
   env_store.push_back("PYTHONDONTWRITEBYTECODE=1");
   std::vector<char*> envp;

@@ -16,6 +16,7 @@ struct sandbox_launch {
   std::string sandbox_dir;  // holds the kgym_sandbox package
   Device device = CPU;
   std::string log_path;     // the zygote's own stderr goes here
+  std::string cupti_library;  // gpu/cupti's injection library (CUDA only; empty: none)
 };
 
 class sandbox_process {

@@ -78,7 +78,16 @@ def check_tampering():
                       [{"kind": "patched_harness", "detail": ", ".join(patched), "source": "sandbox"}])
 
 
-def evaluate(request: dict, workdir: str, recorder, phase, result: dict, quiet_gpu=lambda: None) -> dict:
+class NoTracer:
+    def phase(self, name):
+        pass
+
+    def flush(self):
+        pass
+
+
+def evaluate(request: dict, workdir: str, recorder, phase, result: dict, quiet_gpu=lambda: None,
+             tracer=NoTracer()) -> dict:
     """Fills `result` as it goes (a Failure leaves what was learnt before it in place).
     `quiet_gpu` returns once no other sandbox process is initialising the GPU."""
     opts = {**DEFAULTS, **{k: v for k, v in request.get("options", {}).items() if v}}
@@ -138,18 +147,21 @@ def evaluate(request: dict, workdir: str, recorder, phase, result: dict, quiet_g
     with torch.no_grad():
         for trial in range(trials):
             inputs = make_inputs(ref_mod, seed + 1 + trial, device)
+            tracer.phase("reference")
             expected = reference(*fresh_copies(inputs))
             expected_print = compare.fingerprint(expected)
             for mode in ("train", "eval"):
                 candidate.train(mode == "train")
                 given = fresh_copies(inputs)
                 recorder.mode = mode
+                tracer.phase(mode)
                 try:
                     out = candidate(*given)
                 except BaseException as exc:
                     raise failure_from(exc, "correctness", f"forward ({mode} mode, trial {trial})")
                 finally:
                     recorder.mode = None
+                    tracer.phase("checks")
                 if compare.aliases(out, given):
                     hack(Failure("HACKED", "correctness", f"output aliases an input ({mode} mode)",
                                  [{"kind": "output_aliases_input", "detail": f"trial {trial}, {mode} mode",
@@ -179,6 +191,7 @@ def evaluate(request: dict, workdir: str, recorder, phase, result: dict, quiet_g
                         "source": recorder.source} for m in silent]))
 
     enter("timing")
+    tracer.phase("untraced")  # timed repetitions run without tracing
     quiet_gpu()
     candidate.eval()
     inputs = make_inputs(ref_mod, seed + 1000, device)

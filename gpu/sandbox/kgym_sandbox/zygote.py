@@ -154,7 +154,7 @@ def read_command(fd: int):
 def standby_main(workdir: str, command_fd: int, result_fd: int, recorder, device: str, lock_fd: int) -> None:
     """In the forked process: confine, warm up, wait for the request, evaluate, send one
     result, exit without cleanup."""
-    from . import evaluate, isolation
+    from . import evaluate, isolation, tracing
     log_fd = os.open(os.path.join(workdir, "sandbox.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
@@ -167,6 +167,7 @@ def standby_main(workdir: str, command_fd: int, result_fd: int, recorder, device
         granted, workdir = isolation.confine(workdir)
         seconds["confine"] = time.perf_counter() - started
         if device == "cuda":
+            tracing.inject(workdir)
             warm_cuda(lock_fd, seconds)
     except BaseException as exc:  # reported once the request arrives; never run half-confined
         confine_error = exc
@@ -189,7 +190,12 @@ def standby_main(workdir: str, command_fd: int, result_fd: int, recorder, device
         if device == "cuda":
             import torch
             result["device_name"] = torch.cuda.get_device_name()
-        evaluate.evaluate(request, workdir, recorder, phase, result, lambda: wait_for_quiet_gpu(lock_fd))
+        tracer = tracing.Tracer()
+        try:
+            evaluate.evaluate(request, workdir, recorder, phase, result, lambda: wait_for_quiet_gpu(lock_fd), tracer)
+        finally:
+            tracer.phase("untraced")
+            tracer.flush()
     except evaluate.Failure as failure:
         result.update(verdict=failure.verdict, failed_phase=failure.phase, message=failure.message,
                       evidence=failure.evidence)

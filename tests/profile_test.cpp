@@ -1,0 +1,80 @@
+// The CUPTI profile on a GPU: coverage separates fused from lazy candidates, and a candidate
+// that fools the Python-level launch record is caught from the trace. Label gpu.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <memory>
+
+#include "gpu/executor/sandbox_evaluator.hpp"
+#include "pipeline/paths.hpp"
+#include "pipeline/summary.hpp"
+#include "tests/test_support.hpp"
+
+namespace kgym::test {
+namespace {
+
+class Profile : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    executor_options options;
+    options.launch.device = CUDA;
+    options.launch.python = python();
+    options.launch.sandbox_dir = source_path("gpu/sandbox");
+    options.launch.cupti_library = cupti_library();
+    if (const char* archive = std::getenv("KGYM_TRACE_ARCHIVE"))
+      options.trace_archive = archive;
+    evaluator_ = std::make_unique<sandbox_evaluator>(options);
+  }
+  static void TearDownTestSuite() { evaluator_.reset(); }
+  void SetUp() override {
+    if (!gpu_present())
+      GTEST_SKIP() << "no GPU on this machine";
+    ASSERT_FALSE(cupti_library().empty()) << "libkgym_cupti.so was not built";
+  }
+  ExecResult shipped(const std::string& task, const std::string& candidate) {
+    auto request = request_for(task, candidate,
+                               read_text(source_path("tasks/" + task + "/candidates/" + candidate + ".py")));
+    request.set_device(CUDA);
+    return evaluator_->evaluate(request);
+  }
+  static std::unique_ptr<sandbox_evaluator> evaluator_;
+};
+std::unique_ptr<sandbox_evaluator> Profile::evaluator_;
+
+TEST_F(Profile, FusedCandidateHasHighCoverage) {
+  for (auto [task, candidate] : {std::pair{"gelu_scale_residual", "fused"}, {"matmul_bias_relu", "fused"}}) {
+    ExecResult r = shipped(task, candidate);
+    ASSERT_EQ(Verdict_Name(r.verdict()), "OK") << summary_line(r) << r.log();
+    EXPECT_EQ(r.profile().evidence_source(), "cupti");
+    EXPECT_GT(r.profile().coverage(), 0.9) << task << " " << r.profile().DebugString();
+    EXPECT_GT(r.profile().generated_launches_train(), 0);
+    EXPECT_GT(r.profile().generated_launches_eval(), 0);
+  }
+}
+
+TEST_F(Profile, LazyCandidatesHaveLowCoverage) {
+  ExecResult lazy = shipped("matmul_bias_relu", "lazy");  // cuBLAS GEMM + a Triton bias/ReLU
+  ASSERT_EQ(Verdict_Name(lazy.verdict()), "OK") << summary_line(lazy) << lazy.log();
+  EXPECT_LT(lazy.profile().coverage(), 0.2) << lazy.profile().DebugString();
+  EXPECT_GT(lazy.profile().coverage(), 0.0);
+  ExecResult token = shipped("square_matmul", "token_kernel");  // one token kernel, then cuBLAS
+  ASSERT_EQ(Verdict_Name(token.verdict()), "OK") << summary_line(token) << token.log();
+  EXPECT_LT(token.profile().coverage(), 0.05) << token.profile().DebugString();
+}
+
+TEST_F(Profile, TraceCatchesAForgedLaunchRecord) {
+  const std::string fused = read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py"));
+  auto request = request_for("gelu_scale_residual", "forges_launch_record",
+                             fused + "\n" + read_text(source_path("tests/hostile/forges_launch_record.py")));
+  request.set_device(CUDA);
+  ExecResult r = evaluator_->evaluate(request);
+  EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED") << summary_line(r) << r.log();
+  bool from_cupti = false;
+  for (const auto& e : r.evidence())
+    from_cupti |= e.kind() == "no_generated_kernel" && e.source() == "cupti";
+  EXPECT_TRUE(from_cupti) << summary_line(r);
+  EXPECT_EQ(r.profile().generated_launches_train(), 0);
+}
+
+}  // namespace
+}  // namespace kgym::test
