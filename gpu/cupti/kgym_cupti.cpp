@@ -66,6 +66,29 @@ std::string calling_object() {
 
 std::atomic<bool> traced{false};
 
+const CUpti_CallbackId driver_launches[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
+const CUpti_CallbackId runtime_launches[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000};
+
+// Untraced phases (timed repetitions) run with no CUPTI callback and no activity record.
+void set_tracing(bool on) {
+  for (auto cbid : driver_launches)
+    cuptiEnableCallback(on ? 1 : 0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+  for (auto cbid : runtime_launches)
+    cuptiEnableCallback(on ? 1 : 0, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+  if (on)
+    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  else
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+}
+
 // Runtime launches (PyTorch's own kernels, cuBLAS) and driver launches (Triton) both pass
 // here: every kernel of a traced phase gets its phase and its launcher.
 void CUPTIAPI on_launch(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
@@ -155,7 +178,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 
 extern "C" {
 
-// "untraced" also stops kernel activity records: timed repetitions run with no tracing cost.
+// "untraced" also stops callbacks and activity records: timed repetitions pay no tracing cost.
 __attribute__((visibility("default"))) void kgym_cupti_set_phase(const char* name) {
   std::string next = name ? name : "untraced";
   bool was_traced, now_traced = next != "untraced";
@@ -165,10 +188,8 @@ __attribute__((visibility("default"))) void kgym_cupti_set_phase(const char* nam
     phase = next;
     traced.store(now_traced);
   }
-  if (now_traced && !was_traced)
-    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  else if (!now_traced && was_traced)
-    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (now_traced != was_traced)
+    set_tracing(now_traced);
 }
 
 __attribute__((visibility("default"))) int kgym_cupti_flush() {
@@ -181,22 +202,10 @@ __attribute__((visibility("default"))) int InitializeInjection(void) {
     generated_root = root;
   if (const char* path = std::getenv("KGYM_CUPTI_TRACE"))
     trace_fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  // Activity recording starts with the first traced phase (kgym_cupti_set_phase).
+  // Callbacks and activity records start with the first traced phase (kgym_cupti_set_phase).
   if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS ||
       cuptiSubscribe(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_launch), nullptr) != CUPTI_SUCCESS)
     return 0;
-  for (CUpti_CallbackId cbid :
-       {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz})
-    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
-  for (CUpti_CallbackId cbid :
-       {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
-        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
-        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
-        CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000})
-    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
   return 1;
 }
 
