@@ -181,5 +181,33 @@ TEST(TraceProfile, ReadsTraceLinesAndCountsBadOnes) {
   EXPECT_DOUBLE_EQ(profile_from_trace(trace).phase_gpu_ms().at("eval"), 2.0);
 }
 
+// Traces recorded on an H100 by tests/profile_test (KGYM_TRACE_ARCHIVE), so CI checks the
+// profiler's logic on what the GPU really reported.
+ProfileReport recorded(const std::string& name) {
+  int bad = 0;
+  auto trace = read_trace(source_path("tests/data/traces/" + name + ".jsonl"), &bad);
+  EXPECT_EQ(bad, 0) << name;
+  EXPECT_GT(trace.size(), 400u) << name;
+  return profile_from_trace(trace);
+}
+
+TEST(TraceProfile, RecordedH100TracesSeparateFusedLazyAndForged) {
+  EXPECT_DOUBLE_EQ(recorded("gelu_scale_residual_fused").coverage(), 1.0);
+  EXPECT_DOUBLE_EQ(recorded("matmul_bias_relu_fused").coverage(), 1.0);
+  ProfileReport lazy = recorded("matmul_bias_relu_lazy");  // cuBLAS does the GEMM
+  EXPECT_GT(lazy.coverage(), 0.01);
+  EXPECT_LT(lazy.coverage(), 0.02);
+  EXPECT_EQ(lazy.generated_launches_train(), 5);
+  EXPECT_EQ(lazy.generated_launches_eval(), 5);
+  EXPECT_FALSE(lazy.top_kernels(0).generated());  // the largest kernel is the library's
+  EXPECT_LT(recorded("square_matmul_token_kernel").coverage(), 0.001);
+  ProfileReport forged = recorded("gelu_scale_residual_forges_launch_record");
+  EXPECT_EQ(forged.generated_launches_train(), 0);
+  ExecResult r;
+  r.set_verdict(OK);
+  apply_profile_verdict(forged, false, &r);
+  EXPECT_EQ(r.verdict(), HACKED);
+}
+
 }  // namespace
 }  // namespace kgym::test
