@@ -76,5 +76,27 @@ TEST_F(Profile, TraceCatchesAForgedLaunchRecord) {
   EXPECT_EQ(r.profile().generated_launches_train(), 0);
 }
 
+TEST_F(Profile, TraceCatchesWorkOutsideTheTimedRegion) {
+  const std::string fused = read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py"));
+  auto request = request_for("gelu_scale_residual", "side_stream",
+                             fused + "\n" + read_text(source_path("tests/hostile/side_stream.py")));
+  request.set_device(CUDA);
+  ExecResult r = evaluator_->evaluate(request);
+  EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED") << summary_line(r) << r.log();
+  bool outside = false;
+  for (const auto& e : r.evidence())
+    outside |= e.kind() == "work_outside_timed_region";
+  EXPECT_TRUE(outside) << summary_line(r);
+}
+
+TEST_F(Profile, HonestCandidateKernelsStayInsideTheTimedRegion) {
+  ExecResult r = shipped("rmsnorm_rows", "fused");
+  ASSERT_EQ(Verdict_Name(r.verdict()), "OK") << summary_line(r) << r.log();
+  EXPECT_EQ(r.profile().timed_rep_span_ms_size(), 5);
+  ASSERT_EQ(r.traced_rep_ms_size(), 5);
+  for (int i = 0; i < 5; ++i)
+    EXPECT_LE(r.profile().timed_rep_span_ms(i), r.traced_rep_ms(i) * 1.2 + 0.02) << i;
+}
+
 }  // namespace
 }  // namespace kgym::test

@@ -181,6 +181,29 @@ TEST(TraceProfile, ReadsTraceLinesAndCountsBadOnes) {
   EXPECT_DOUBLE_EQ(profile_from_trace(trace).phase_gpu_ms().at("eval"), 2.0);
 }
 
+TEST(TraceProfile, KernelsSpanningMoreThanTheTimedRegionAreHacked) {
+  std::vector<KernelActivity> trace = {
+      kernel("k", "train", true, 0, 1000), kernel("k", "eval", true, 0, 1000),
+      kernel("k", "timed:0", true, 0, 500000), kernel("k", "timed:0", true, 4000000, 5000000),  // 5 ms span
+      kernel("k", "timed:1", true, 0, 5000000)};
+  ProfileReport p = profile_from_trace(trace);
+  ASSERT_EQ(p.timed_rep_span_ms_size(), 2);
+  EXPECT_DOUBLE_EQ(p.timed_rep_span_ms(0), 5.0);
+  ExecResult honest;
+  honest.set_verdict(OK);
+  honest.add_traced_rep_ms(5.01);
+  honest.add_traced_rep_ms(5.02);
+  apply_profile_verdict(p, false, &honest);
+  EXPECT_EQ(honest.verdict(), OK);
+  ExecResult hidden;  // the events saw 0.1 ms of the 5 ms
+  hidden.set_verdict(OK);
+  hidden.add_traced_rep_ms(0.1);
+  hidden.add_traced_rep_ms(0.1);
+  apply_profile_verdict(p, false, &hidden);
+  EXPECT_EQ(hidden.verdict(), HACKED);
+  EXPECT_EQ(hidden.evidence(0).kind(), "work_outside_timed_region");
+}
+
 // Traces recorded on an H100 by tests/profile_test (KGYM_TRACE_ARCHIVE), so CI checks the
 // profiler's logic on what the GPU really reported.
 ProfileReport recorded(const std::string& name) {

@@ -1,6 +1,8 @@
 #include "gpu/profiler/trace_profile.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 
@@ -60,6 +62,23 @@ ProfileReport profile_from_trace(const std::vector<KernelActivity>& kernels, int
     share.set_gpu_ms(share.gpu_ms() + ms);
   }
   report.set_coverage(candidate_ms > 0 ? generated_ms / candidate_ms : 0.0);
+  // Traced timing reps: the span of each rep's kernels.
+  std::map<int, std::pair<uint64_t, uint64_t>> spans;
+  for (const auto& k : kernels) {
+    if (k.phase().rfind("timed:", 0) != 0)
+      continue;
+    int rep = std::atoi(k.phase().c_str() + 6);
+    auto [it, fresh] = spans.try_emplace(rep, k.start_ns(), k.end_ns());
+    if (!fresh) {
+      it->second.first = std::min(it->second.first, k.start_ns());
+      it->second.second = std::max(it->second.second, k.end_ns());
+    }
+  }
+  for (const auto& [rep, span] : spans) {
+    while (report.timed_rep_span_ms_size() < rep)
+      report.add_timed_rep_span_ms(0.0);
+    report.add_timed_rep_span_ms(span.second > span.first ? (span.second - span.first) / 1e6 : 0.0);
+  }
   std::vector<KernelShare> sorted;
   for (auto& [key, share] : shares) {
     share.set_share(candidate_ms > 0 ? share.gpu_ms() / candidate_ms : 0.0);
@@ -73,8 +92,45 @@ ProfileReport profile_from_trace(const std::vector<KernelActivity>& kernels, int
   return report;
 }
 
+double median(std::vector<double> values) {
+  if (values.empty())
+    return 0.0;
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+bool kernels_outside_timed_region(const ProfileReport& profile, const ExecResult& result, std::string* detail) {
+  int n = std::min(profile.timed_rep_span_ms_size(), result.traced_rep_ms_size());
+  if (n == 0)
+    return false;
+  std::vector<double> spans(profile.timed_rep_span_ms().begin(), profile.timed_rep_span_ms().begin() + n);
+  std::vector<double> events(result.traced_rep_ms().begin(), result.traced_rep_ms().begin() + n);
+  double span = median(spans), event = median(events);
+  char text[200];
+  std::snprintf(text, sizeof text, "the candidate's kernels spanned %.3f ms of GPU time per call (median of %d), "
+                "the timed region measured %.3f ms", span, n, event);
+  *detail = text;
+  // Kernels inside the region cannot span more than it; the slack covers clock granularity.
+  return span > 1.2 * event + 0.02;
+}
+
 void apply_profile_verdict(const ProfileReport& profile, bool no_hacking_check, ExecResult* result) {
   *result->mutable_profile() = profile;
+  std::string detail;
+  if (result->verdict() == OK && kernels_outside_timed_region(profile, *result, &detail)) {
+    auto* e = result->add_evidence();
+    e->set_kind("work_outside_timed_region");
+    e->set_detail(detail + ": work on an unjoined stream, left running, or a tampered timer");
+    e->set_source("cupti");
+    if (!no_hacking_check) {
+      result->set_verdict(HACKED);
+      result->set_correct(false);
+      result->set_failed_phase("profile");
+      result->set_message("GPU work outside the timed region (CUPTI trace)");
+      return;
+    }
+  }
   auto candidate_ms = [&](const char* phase) {
     auto it = profile.phase_gpu_ms().find(phase);
     return it == profile.phase_gpu_ms().end() ? 0.0 : it->second;

@@ -16,9 +16,12 @@ std::vector<KernelActivity> read_trace(const std::string& path, int* bad_lines);
 // forward (phases "train" and "eval"), generated launches per mode, the top kernels.
 ProfileReport profile_from_trace(const std::vector<KernelActivity>& kernels, int top = 8);
 
-// A candidate whose forward ran kernels but none of its own, in train or in eval mode, is
-// HACKED (unless the check is off: the evidence is kept either way). Only judges results
-// the sandbox found OK, and only with a trace that saw the candidate's kernels at all.
+// Judges results the sandbox found OK (the evidence is kept even with the check off):
+// - HACKED when the kernels of the traced timing reps spanned more GPU time than the CUDA
+//   events measured (median over reps; > 1.2x + 0.02 ms): an unjoined side stream, work
+//   left running after the timed region, or a tampered timer;
+// - HACKED when the candidate's forward ran kernels but none of its own, in train or in
+//   eval mode (only with a trace that saw the candidate's kernels at all).
 void apply_profile_verdict(const ProfileReport& profile, bool no_hacking_check, ExecResult* result);
 
 }  // namespace kgym

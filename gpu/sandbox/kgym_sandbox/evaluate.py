@@ -209,6 +209,8 @@ def evaluate(request: dict, workdir: str, recorder, phase, result: dict, quiet_g
             float(opts["min_timed_s"]), device, seconds)
     except BaseException as exc:
         raise failure_from(exc, "timing", "forward while timing")
+    if device == "cuda" and getattr(tracer, "library", None):
+        result["traced_rep_ms"] = timing.time_traced(candidate, inputs, refill, 5, tracer)
     check_tampering()
     last = compare.compare(ref_out, cand_out, opts["atol"], opts["rtol"])
     if not last["correct"]:
