@@ -224,6 +224,14 @@ TEST(TraceProfile, RecordedH100TracesSeparateFusedLazyAndForged) {
   EXPECT_EQ(lazy.generated_launches_eval(), 5);
   EXPECT_FALSE(lazy.top_kernels(0).generated());  // the largest kernel is the library's
   EXPECT_LT(recorded("square_matmul_token_kernel").coverage(), 0.001);
+  ProfileReport fused = recorded("gelu_scale_residual_fused");
+  ProfileReport side = recorded("gelu_scale_residual_side_stream");  // 20 hidden launches per call
+  ASSERT_EQ(fused.timed_rep_span_ms_size(), 5);
+  ASSERT_EQ(side.timed_rep_span_ms_size(), 5);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_LT(fused.timed_rep_span_ms(i), 0.3) << i;
+    EXPECT_GT(side.timed_rep_span_ms(i), 3.0) << i;
+  }
   ProfileReport forged = recorded("gelu_scale_residual_forges_launch_record");
   EXPECT_EQ(forged.generated_launches_train(), 0);
   ExecResult r;
