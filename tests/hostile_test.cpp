@@ -154,6 +154,23 @@ TEST_P(HostileSuite, GetsItsVerdictAndTheExecutorSurvives) {
   EXPECT_EQ(evaluator().zygote_starts(), 1) << "the sandbox zygote had to be replaced";
 }
 
+// Coverage, on either device: CUPTI on the GPU, the CPU cost model on the CPU.
+TEST(Coverage, SeparatesFusedFromLazy) {
+  if (test_device() == CUDA && !gpu_present())
+    GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
+  auto shipped = [](const std::string& task, const std::string& candidate) {
+    return evaluator().evaluate(request_for(
+        task, candidate, read_text(source_path("tasks/" + task + "/candidates/" + candidate + ".py"))));
+  };
+  ExecResult fused = shipped("matmul_bias_relu", "fused");
+  ExecResult lazy = shipped("matmul_bias_relu", "lazy");
+  ASSERT_EQ(Verdict_Name(fused.verdict()), "OK") << summary_line(fused);
+  ASSERT_EQ(Verdict_Name(lazy.verdict()), "OK") << summary_line(lazy);
+  EXPECT_GT(fused.profile().coverage(), 0.9) << fused.profile().DebugString();
+  EXPECT_LT(lazy.profile().coverage(), 0.2) << lazy.profile().DebugString();
+  EXPECT_EQ(fused.profile().evidence_source(), test_device() == CUDA ? "cupti" : "cpu_cost_model");
+}
+
 INSTANTIATE_TEST_SUITE_P(Candidates, HostileSuite, ::testing::ValuesIn(cases),
                          [](const ::testing::TestParamInfo<hostile_case>& info) { return info.param.name; });
 

@@ -59,5 +59,20 @@ class Compare(unittest.TestCase):
         self.assertNotEqual(compare.fingerprint(a), compare.fingerprint(b))
 
 
+class CostModel(unittest.TestCase):
+    def test_matmul_costs_its_flops_and_views_are_free(self):
+        from kgym_sandbox import cost_model
+        a, b = torch.ones(4, 8), torch.ones(8, 2)
+        self.assertEqual(cost_model.pytorch_work(lambda x, y: x @ y, [a, b]), 2 * 4 * 8 * 2)
+        self.assertEqual(cost_model.pytorch_work(lambda x: x.view(32).t(), [a]), 0.0)
+        self.assertEqual(cost_model.pytorch_work(lambda x: torch.relu(x) + 1, [a]), 64.0)
+
+    def test_coverage(self):
+        from kgym_sandbox import cost_model
+        self.assertEqual(cost_model.coverage(100.0, 25.0), 0.75)
+        self.assertEqual(cost_model.coverage(100.0, 250.0), 0.0)
+        self.assertEqual(cost_model.coverage(0.0, 5.0), 0.0)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -11,7 +11,7 @@ import traceback
 
 import torch
 
-from . import compare, timing
+from . import compare, cost_model, timing
 
 DEFAULTS = {"correctness_trials": 5, "atol": 1e-2, "rtol": 1e-2, "warmup_reps": 3,
             "seed": 42, "min_timed_s": 1.0}
@@ -68,6 +68,20 @@ def make_inputs(task, seed: int, device: str) -> list:
 
 def fresh_copies(inputs: list) -> list:
     return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def interpreter_profile(reference, candidate, inputs: list, recorder) -> dict:
+    """The CPU mode's ProfileReport: launches from the interpreter's record, coverage from
+    the work PyTorch ops still do in the candidate's forward (cost_model)."""
+    ref_work = cost_model.pytorch_work(reference, fresh_copies(inputs))
+    left = {}
+    for mode in ("train", "eval"):
+        candidate.train(mode == "train")
+        left[mode] = cost_model.pytorch_work(candidate, fresh_copies(inputs), recorder)
+    return {"evidence_source": "cpu_cost_model",
+            "coverage": min(cost_model.coverage(ref_work, work) for work in left.values()),
+            "generated_launches_train": recorder.counts["train"],
+            "generated_launches_eval": recorder.counts["eval"]}
 
 
 def check_tampering():
@@ -183,6 +197,8 @@ def evaluate(request: dict, workdir: str, recorder, phase, result: dict, quiet_g
                                   f"trial {trial} ({mode} mode): {verdict['message']}")
     check_tampering()
     result["launches"] = recorder.records()
+    if device == "cpu":
+        result["profile"] = interpreter_profile(reference, candidate, make_inputs(ref_mod, seed, device), recorder)
     silent = [r["mode"] for r in result["launches"] if r["generated_launches"] == 0]
     if silent:
         hack(Failure("HACKED", "correctness",

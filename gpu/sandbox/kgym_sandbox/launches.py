@@ -13,18 +13,22 @@ class LaunchRecorder:
         self.mode = None
         self.counts = collections.Counter()
         self.names = collections.defaultdict(set)
+        self.in_generated_launch = False  # the interpreter is running one of the candidate's kernels
 
     def reset(self) -> None:
         """Forgets earlier launches (a forked evaluation starts with none anyway)."""
         self.counts.clear()
         self.names.clear()
 
-    def note(self, fn, warmup: bool) -> None:
+    def note(self, fn, warmup: bool) -> bool:
+        """True when `fn` is one of the candidate's kernels; counted while a mode is set."""
         code = getattr(getattr(fn, "fn", None), "__code__", None)
-        if warmup or self.mode is None or code is None or code.co_filename != self.candidate_file:
-            return
-        self.counts[self.mode] += 1
-        self.names[self.mode].add(code.co_name)
+        if warmup or code is None or code.co_filename != self.candidate_file:
+            return False
+        if self.mode is not None:
+            self.counts[self.mode] += 1
+            self.names[self.mode].add(code.co_name)
+        return True
 
     def records(self) -> list:
         return [{"mode": mode, "generated_launches": self.counts[mode],
@@ -43,8 +47,13 @@ def install(interpreted: bool) -> LaunchRecorder:
     original_run = launcher_class.run
 
     def run(self, *args, grid, warmup, **kwargs):
-        recorder.note(self, warmup)
-        return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        if not recorder.note(self, warmup):
+            return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        recorder.in_generated_launch = True
+        try:
+            return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        finally:
+            recorder.in_generated_launch = False
 
     launcher_class.run = run
     return recorder
