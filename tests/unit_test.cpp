@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "actors/gpu_executor.hpp"
+#include "actors/profiler.hpp"
 #include "cli/args.hpp"
 #include "gpu/executor/eval_defaults.hpp"
 #include "gpu/profiler/trace_profile.hpp"
@@ -202,6 +203,23 @@ TEST(TraceProfile, KernelsSpanningMoreThanTheTimedRegionAreHacked) {
   apply_profile_verdict(p, false, &hidden);
   EXPECT_EQ(hidden.verdict(), HACKED);
   EXPECT_EQ(hidden.evidence(0).kind(), "work_outside_timed_region");
+}
+
+TEST(ProfilerActor, AnswersWithTheReportOfARecordedTrace) {
+  caf::actor_system_config cfg;
+  add_message_types(cfg);
+  caf::actor_system system{cfg};
+  auto profiler = spawn_profiler(system);
+  caf::scoped_actor self{system};
+  ProfileReport report;
+  self->request(profiler, std::chrono::seconds(30),
+                source_path("tests/data/traces/matmul_bias_relu_lazy.jsonl"))
+      .receive([&](const ProfileReport& r) { report = r; },
+               [&](const caf::error& e) { FAIL() << system.render(e); });
+  EXPECT_EQ(report.evidence_source(), "cupti");
+  EXPECT_GT(report.coverage(), 0.01);
+  EXPECT_LT(report.coverage(), 0.02);
+  self->send_exit(profiler, caf::exit_reason::user_shutdown);
 }
 
 // Traces recorded on an H100 by tests/profile_test (KGYM_TRACE_ARCHIVE), so CI checks the
