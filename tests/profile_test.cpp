@@ -37,6 +37,20 @@ class Profile : public ::testing::Test {
     request.set_device(CUDA);
     return evaluator_->evaluate(request);
   }
+  // A hostile candidate of tests/hostile/ (appended to the fused gelu candidate).
+  ExecResult hostile(const std::string& name) {
+    const std::string fused = read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py"));
+    auto request = request_for("gelu_scale_residual", name,
+                               fused + "\n" + read_text(source_path("tests/hostile/" + name + ".py")));
+    request.set_device(CUDA);
+    return evaluator_->evaluate(request);
+  }
+  static bool has_evidence(const ExecResult& r, const std::string& kind, const std::string& source) {
+    for (const auto& e : r.evidence())
+      if (e.kind() == kind && e.source() == source)
+        return true;
+    return false;
+  }
   static std::unique_ptr<sandbox_evaluator> evaluator_;
 };
 std::unique_ptr<sandbox_evaluator> Profile::evaluator_;
@@ -63,30 +77,16 @@ TEST_F(Profile, LazyCandidatesHaveLowCoverage) {
 }
 
 TEST_F(Profile, TraceCatchesAForgedLaunchRecord) {
-  const std::string fused = read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py"));
-  auto request = request_for("gelu_scale_residual", "forges_launch_record",
-                             fused + "\n" + read_text(source_path("tests/hostile/forges_launch_record.py")));
-  request.set_device(CUDA);
-  ExecResult r = evaluator_->evaluate(request);
+  ExecResult r = hostile("forges_launch_record");
   EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED") << summary_line(r) << r.log();
-  bool from_cupti = false;
-  for (const auto& e : r.evidence())
-    from_cupti |= e.kind() == "no_generated_kernel" && e.source() == "cupti";
-  EXPECT_TRUE(from_cupti) << summary_line(r);
+  EXPECT_TRUE(has_evidence(r, "no_generated_kernel", "cupti")) << summary_line(r);
   EXPECT_EQ(r.profile().generated_launches_train(), 0);
 }
 
 TEST_F(Profile, TraceCatchesWorkOutsideTheTimedRegion) {
-  const std::string fused = read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py"));
-  auto request = request_for("gelu_scale_residual", "side_stream",
-                             fused + "\n" + read_text(source_path("tests/hostile/side_stream.py")));
-  request.set_device(CUDA);
-  ExecResult r = evaluator_->evaluate(request);
+  ExecResult r = hostile("side_stream");
   EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED") << summary_line(r) << r.log();
-  bool outside = false;
-  for (const auto& e : r.evidence())
-    outside |= e.kind() == "work_outside_timed_region";
-  EXPECT_TRUE(outside) << summary_line(r);
+  EXPECT_TRUE(has_evidence(r, "work_outside_timed_region", "cupti")) << summary_line(r);
 }
 
 TEST_F(Profile, HonestCandidateKernelsStayInsideTheTimedRegion) {
