@@ -16,6 +16,10 @@ std::string summary_line(const ExecResult& r) {
     std::snprintf(detail, sizeof detail, "speedup %.3fx (ref %.3f ms, cand %.3f ms, n=%d)", r.speedup(),
                   r.reference_time().median_ms(), r.candidate_time().median_ms(), r.candidate_time().n());
     line += detail;
+    if (r.has_profile()) {
+      std::snprintf(detail, sizeof detail, " coverage %.2f", r.profile().coverage());
+      line += detail;
+    }
   } else {
     line += r.message();
   }

@@ -94,6 +94,8 @@ TEST(Summary, NamesVerdictSpeedupAndEvidence) {
   std::string line = summary_line(r);
   EXPECT_NE(line.find("OK"), std::string::npos);
   EXPECT_NE(line.find("1.500x"), std::string::npos);
+  r.mutable_profile()->set_coverage(0.25);
+  EXPECT_NE(summary_line(r).find("coverage 0.25"), std::string::npos);
   r.set_verdict(HACKED);
   r.add_evidence()->set_kind("cached_output");
   EXPECT_NE(summary_line(r).find("cached_output"), std::string::npos);
