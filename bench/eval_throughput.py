@@ -55,6 +55,7 @@ def main():
     parser.add_argument("--kgym", default=os.path.join(ROOT, "build", "kgym"))
     parser.add_argument("--out", default=tempfile.gettempdir())
     parser.add_argument("--only-cupti", action="store_true", help="only the with/without CUPTI comparison")
+    parser.add_argument("--only-identity", action="store_true", help="only the identity-candidate accuracy table")
     args = parser.parse_args()
     tasks = sorted(d for d in os.listdir(os.path.join(ROOT, "tasks"))
                    if os.path.isfile(os.path.join(ROOT, "tasks", d, "task.py")))
@@ -62,6 +63,8 @@ def main():
 
     if args.only_cupti:
         return compare_cupti(args)
+    if args.only_identity:
+        return identity(args)
     # 1 + 2: the whole suite through kgym, then the same pairs in one plain process.
     results, kgym_wall = run_kgym(args.kgym, args.device, tasks, "all")
     pairs = [[os.path.join(ROOT, "tasks", t), os.path.join(ROOT, "tasks", t, "candidates", c)]
@@ -80,22 +83,25 @@ def main():
     print(f"isolation cost (kgym wall / plain wall): {kgym_wall / plain_wall:.2f}x; "
           f"verdicts agree on {agree}/{len(results)}")
 
+    if args.device == "cuda":
+        identity(args)
+        compare_cupti(args)
+
+
+def identity(args):
     # 3: identity candidates on the >= 1 ms tasks, each evaluated twice in one kgym process;
     # the first evaluation of a process also pays for starting the sandbox (importing PyTorch).
-    if args.device == "cuda":
-        ident, _ = run_kgym(args.kgym, args.device, BIG_TASKS, "identity", ["--no-hacking-check", "--candidate",
-                                                                            "identity"])
-        print(f"first evaluation of the process (sandbox start included): {ident[0]['wall_s']:.2f} s wall")
-        print("\n| task | ref median ms | speedup (target 1 +- 0.005) | timed GPU s / eval wall s (target >= 0.60) |")
-        print("|---|---|---|---|")
-        for r in ident[1:]:
-            print(f"| {r['task_id']} | {r['reference_time']['median_ms']:.3f} | {r.get('speedup', 0):.4f} | "
-                  f"{r.get('timed_s', 0):.2f} / {r['wall_s']:.2f} = {r.get('timed_s', 0) / r['wall_s']:.2f} |")
-        with open(os.path.join(args.out, "bench-identity.jsonl"), "w") as f:
-            for r in ident:
-                f.write(json.dumps(r) + "\n")
-
-        compare_cupti(args)
+    ident, _ = run_kgym(args.kgym, args.device, BIG_TASKS, "identity", ["--no-hacking-check", "--candidate",
+                                                                        "identity"])
+    print(f"first evaluation of the process (sandbox start included): {ident[0]['wall_s']:.2f} s wall")
+    print("\n| task | ref median ms | speedup (target 1 +- 0.005) | timed GPU s / eval wall s (target >= 0.60) |")
+    print("|---|---|---|---|")
+    for r in ident[1:]:
+        print(f"| {r['task_id']} | {r['reference_time']['median_ms']:.3f} | {r.get('speedup', 0):.4f} | "
+              f"{r.get('timed_s', 0):.2f} / {r['wall_s']:.2f} = {r.get('timed_s', 0) / r['wall_s']:.2f} |")
+    with open(os.path.join(args.out, "bench-identity.jsonl"), "w") as f:
+        for r in ident:
+            f.write(json.dumps(r) + "\n")
 
 
 def compare_cupti(args):

@@ -49,6 +49,7 @@ const hostile_case cases[] = {
     {"never_launches", HACKED, "no_generated_kernel"},
     {"pytorch_only", HACKED, "no_generated_kernel"},
     {"patches_harness", HACKED, "patched_harness"},
+    {"patches_timer", HACKED, "patched_harness"},
     {"illegal_memory_access", CUDA_ERROR, "", true},
 };
 

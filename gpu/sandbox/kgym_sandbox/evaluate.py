@@ -20,7 +20,8 @@ GUARDED = {"torch.isclose": (torch, "isclose"), "torch.equal": (torch, "equal"),
            "torch.allclose": (torch, "allclose"),
            "torch.cuda.synchronize": (torch.cuda, "synchronize"),
            "torch.cuda.Event": (torch.cuda, "Event"),
-           "torch.Tensor.__eq__": (torch.Tensor, "__eq__")}
+           "torch.Tensor.__eq__": (torch.Tensor, "__eq__"),
+           "time.perf_counter": (time, "perf_counter")}
 ORIGINALS = {name: getattr(owner, attr) for name, (owner, attr) in GUARDED.items()}
 
 

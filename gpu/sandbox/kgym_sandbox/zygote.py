@@ -10,7 +10,6 @@ import fcntl
 import json
 import os
 import platform
-import resource
 import select
 import signal
 import sys
@@ -130,6 +129,8 @@ def warm_cuda(lock_fd: int, seconds: dict) -> None:
     try:
         torch.zeros(1, device="cuda")
         torch.ones(8, 8, device="cuda") @ torch.ones(8, 8, device="cuda")  # cuBLAS handle
+        torch.nn.functional.conv2d(torch.ones(1, 1, 4, 4, device="cuda"),
+                                   torch.ones(1, 1, 3, 3, device="cuda"))  # cuDNN handle
         torch.cuda.synchronize()
     finally:
         fcntl.lockf(lock_fd, fcntl.LOCK_UN)
@@ -253,7 +254,7 @@ def main() -> None:
     started = time.perf_counter()
     import torch
     import triton
-    from . import compare, evaluate, isolation, launches, timing  # noqa: F401  (import before fork)
+    from . import compare, cost_model, evaluate, isolation, launches, timing, tracing  # noqa: F401  (before fork)
     recorder = launches.install(interpreted=args.device == "cpu")
     ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     protocol.write_frame(out_fd, {"ready": {"python": platform.python_version(), "torch": torch.__version__,
