@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "actors/gpu_executor.hpp"
@@ -46,6 +47,20 @@ TEST(TaskLoader, LoadsBuiltInTaskWithMetadata) {
   EXPECT_EQ(t.level(), 1);
   EXPECT_EQ(t.cpu_sizes().at("dim"), 1024);
   EXPECT_NE(t.source().find("class Model"), std::string::npos);
+}
+
+TEST(TaskLoader, LoadsABareKernelBenchFileAndLevelDirectory) {
+  namespace fs = std::filesystem;
+  fs::path level = fs::path(::testing::TempDir()) / "KernelBench" / "level1";
+  fs::create_directories(level);
+  std::ofstream(level / "19_ReLU.py") << read_text(source_path("tasks/softmax_rows/task.py"));
+  std::ofstream(level / "notes.txt") << "not a task";
+  auto found = find_tasks(level.string());
+  ASSERT_EQ(found.size(), 1u);
+  Task t = load_task(found[0]);
+  EXPECT_EQ(t.id(), "19_ReLU");
+  EXPECT_EQ(t.level(), 0);
+  EXPECT_TRUE(t.cpu_sizes().empty());
 }
 
 TEST(TaskLoader, RejectsAFileThatIsNotAKernelBenchTask) {
