@@ -243,6 +243,25 @@ def relay(result_fd: int, pid: int, out_fd: int, keep: set) -> None:
     protocol.write_frame(out_fd, {"exit": {"pid": pid, "exit_code": code, "signal": sig, "swept": swept}})
 
 
+def warm_up_cpu() -> None:
+    """Runs, once here, what every CPU evaluation would otherwise pay for on first use in
+    its fresh process: Triton's interpreter and PyTorch's dispatch-mode machinery."""
+    import torch
+    import triton
+    import triton.language as tl
+
+    from . import cost_model
+
+    @triton.jit
+    def double_kernel(x_ptr, n, BLOCK: tl.constexpr):
+        offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offsets, tl.load(x_ptr + offsets, mask=offsets < n) * 2, mask=offsets < n)
+
+    x = torch.ones(64)
+    double_kernel[(1,)](x, 64, BLOCK=64)
+    cost_model.pytorch_work(lambda a: torch.relu(a @ a.t()) + 1, [x.view(8, 8)])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="kgym sandbox zygote (started by gpu_executor)")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
@@ -256,6 +275,8 @@ def main() -> None:
     import triton
     from . import compare, cost_model, evaluate, isolation, launches, timing, tracing  # noqa: F401  (before fork)
     recorder = launches.install(interpreted=args.device == "cpu")
+    if args.device == "cpu":
+        warm_up_cpu()
     ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     protocol.write_frame(out_fd, {"ready": {"python": platform.python_version(), "torch": torch.__version__,
                                        "triton": triton.__version__,
