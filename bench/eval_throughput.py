@@ -56,6 +56,7 @@ def main():
     parser.add_argument("--out", default=tempfile.gettempdir())
     parser.add_argument("--only-cupti", action="store_true", help="only the with/without CUPTI comparison")
     parser.add_argument("--only-identity", action="store_true", help="only the identity-candidate accuracy table")
+    parser.add_argument("--only-suite", action="store_true", help="only throughput and isolation cost")
     args = parser.parse_args()
     tasks = sorted(d for d in os.listdir(os.path.join(ROOT, "tasks"))
                    if os.path.isfile(os.path.join(ROOT, "tasks", d, "task.py")))
@@ -83,7 +84,7 @@ def main():
     print(f"isolation cost (kgym wall / plain wall): {kgym_wall / plain_wall:.2f}x; "
           f"verdicts agree on {agree}/{len(results)}")
 
-    if args.device == "cuda":
+    if args.device == "cuda" and not args.only_suite:
         identity(args)
         compare_cupti(args)
 
