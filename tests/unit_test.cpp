@@ -12,6 +12,7 @@
 #include "gpu/executor/eval_defaults.hpp"
 #include "gpu/profiler/trace_profile.hpp"
 #include "messages/json.hpp"
+#include "pipeline/episode_store.hpp"
 #include "pipeline/summary.hpp"
 #include "pipeline/task_loader.hpp"
 #include "tests/test_support.hpp"
@@ -75,6 +76,51 @@ TEST(TaskLoader, BuiltInSuiteHasTenTasksEachWithCandidates) {
     EXPECT_NO_THROW(load_task(t)) << t;
     EXPECT_GE(find_candidates(t).size(), 3u) << t;
   }
+}
+
+Episode episode_with(const std::string& id, int turns) {
+  Episode e;
+  e.set_episode_id(id);
+  e.set_task_id("softmax_rows");
+  for (int t = 0; t < turns; ++t) {
+    Turn* turn = e.add_turns();
+    turn->set_index(t);
+    turn->set_response(std::string(100 * (t + 1), 'x'));
+    turn->mutable_reward()->set_total(0.5 * t);
+  }
+  return e;
+}
+
+TEST(EpisodeStore, SurvivesARecordCutShortAndAppendsAfterIt) {
+  std::string path = ::testing::TempDir() + "/episodes.pb";
+  std::remove(path.c_str());
+  {
+    episode_store store(path);
+    store.append(episode_with("e1", 1));
+    store.append(episode_with("e2", 3));
+  }
+  auto whole = read_episodes(path);
+  ASSERT_EQ(whole.episodes.size(), 2u);
+  EXPECT_FALSE(whole.truncated);
+  EXPECT_EQ(whole.episodes[1].turns(2).reward().total(), 1.0);
+  // A kill in the middle of the third record leaves half of it on disk.
+  std::string other = ::testing::TempDir() + "/one_record.pb";
+  std::remove(other.c_str());
+  episode_store(other).append(episode_with("e3", 2));
+  std::string record = read_text(other);
+  std::ofstream(path, std::ios::binary | std::ios::app) << record.substr(0, record.size() / 2);
+  auto cut = read_episodes(path);
+  EXPECT_EQ(cut.episodes.size(), 2u);
+  EXPECT_TRUE(cut.truncated);
+  EXPECT_EQ(cut.valid_bytes, whole.valid_bytes);
+  {
+    episode_store resumed(path);  // cuts the partial record off, then appends
+    resumed.append(episode_with("e4", 1));
+  }
+  auto after = read_episodes(path);
+  ASSERT_EQ(after.episodes.size(), 3u);
+  EXPECT_FALSE(after.truncated);
+  EXPECT_EQ(after.episodes[2].episode_id(), "e4");
 }
 
 TEST(Defaults, FillOnlyWhatIsUnset) {
