@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -64,10 +66,25 @@ void verdict_from_exit(const SandboxEvent::ChildExit& exit, const std::string& p
                                 " without a result");
 }
 
+// Work roots of kgym processes that were killed before they could clean up.
+void remove_stale_work_roots() {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(fs::temp_directory_path(), ec)) {
+    const std::string name = entry.path().filename().string();
+    const std::string prefix = "kgym-sandbox-";
+    if (name.rfind(prefix, 0) != 0)
+      continue;
+    pid_t owner = static_cast<pid_t>(std::atol(name.c_str() + prefix.size()));
+    if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH)
+      fs::remove_all(entry.path(), ec);
+  }
+}
+
 }  // namespace
 
 sandbox_evaluator::sandbox_evaluator(executor_options options) : options_(std::move(options)) {
   if (options_.work_root.empty()) {
+    remove_stale_work_roots();
     options_.work_root = (fs::temp_directory_path() / ("kgym-sandbox-" + std::to_string(::getpid()))).string();
     owns_work_root_ = true;
   }
