@@ -15,6 +15,7 @@
 #include "gpu/executor/eval_defaults.hpp"
 #include "gpu/executor/process_watch.hpp"
 #include "gpu/profiler/trace_profile.hpp"
+#include "messages/evidence.hpp"
 
 namespace kgym {
 
@@ -29,6 +30,11 @@ double timeout_for(const EvalOptions& o, const std::string& phase) {
   if (phase == "correctness") return o.correctness_timeout_s();
   if (phase == "timing") return o.timing_timeout_s();
   return o.load_timeout_s();
+}
+
+clock_type::time_point phase_deadline(const EvalOptions& o, const std::string& phase) {
+  return clock_type::now() +
+         std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(timeout_for(o, phase)));
 }
 
 std::string tail_of(const fs::path& file, size_t max_bytes) {
@@ -174,8 +180,7 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
 
   // Follow the evaluation: phase limits, memory watchdog, and the one result it may send.
   std::string phase = "load";
-  auto deadline = clock_type::now() + std::chrono::duration_cast<clock_type::duration>(
-                                          std::chrono::duration<double>(timeout_for(opts, phase)));
+  auto deadline = phase_deadline(opts, phase);
   bool have_result = false, exited = false;
   ExecResult reported;
   enum class kill_reason { none, timeout, memory, bad_frame, zygote_lost } killed = kill_reason::none;
@@ -188,8 +193,7 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
       if (event.has_phase()) {
         phase = event.phase().name();
         if (killed == kill_reason::none)
-          deadline = clock_type::now() + std::chrono::duration_cast<clock_type::duration>(
-                                             std::chrono::duration<double>(timeout_for(opts, phase)));
+          deadline = phase_deadline(opts, phase);
       } else if (event.has_result()) {
         if (have_result && killed == kill_reason::none) {
           // Only one result is ever sent by the harness: a second one was forged.
@@ -241,16 +245,11 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
   } else if (killed == kill_reason::memory) {
     fail(&result, RESOURCE_LIMIT, phase,
          "host memory above the limit of " + std::to_string(opts.memory_limit_mb()) + " MiB");
-    auto* e = result.add_evidence();
-    e->set_kind("memory_limit");
-    e->set_detail("peak resident memory " + std::to_string(peak_rss >> 20) + " MiB");
-    e->set_source("executor");
+    add_evidence(&result, "memory_limit", "peak resident memory " + std::to_string(peak_rss >> 20) + " MiB",
+                 "executor");
   } else if (killed == kill_reason::bad_frame) {
     fail(&result, HACKED, phase, "the sandbox channel carried a forged or malformed frame");
-    auto* e = result.add_evidence();
-    e->set_kind("forged_frame");
-    e->set_detail(frame_error);
-    e->set_source("executor");
+    add_evidence(&result, "forged_frame", frame_error, "executor");
   } else if (killed == kill_reason::zygote_lost) {
     fail(&result, CRASHED, phase, "the sandbox stopped answering; it was replaced");
   } else if (have_result) {
@@ -259,12 +258,9 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
   } else {
     verdict_from_exit(exit_info, phase, &result);
   }
-  if (exit_info.swept() > 0) {
-    auto* e = result.add_evidence();
-    e->set_kind("leftover_processes");
-    e->set_detail(std::to_string(exit_info.swept()) + " processes outlived the evaluation and were killed");
-    e->set_source("executor");
-  }
+  if (exit_info.swept() > 0)
+    add_evidence(&result, "leftover_processes",
+                 std::to_string(exit_info.swept()) + " processes outlived the evaluation and were killed", "executor");
   // The CUPTI trace is read here, outside the candidate's process, after it has exited.
   if (fs::exists(workdir / "cupti.jsonl")) {
     int bad_lines = 0;
@@ -277,12 +273,9 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
       fs::copy_file(workdir / "cupti.jsonl", fs::path(options_.trace_archive) / (name + ".jsonl"),
                     fs::copy_options::overwrite_existing, ignored);
     }
-    if (bad_lines > 0) {
-      auto* e = result.add_evidence();
-      e->set_kind("malformed_trace_lines");
-      e->set_detail(std::to_string(bad_lines) + " lines of the CUPTI trace did not parse");
-      e->set_source("executor");
-    }
+    if (bad_lines > 0)
+      add_evidence(&result, "malformed_trace_lines",
+                   std::to_string(bad_lines) + " lines of the CUPTI trace did not parse", "executor");
   }
   result.set_log(tail_of(workdir / "sandbox.log", 4096));
   std::error_code ignored;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 
+#include "messages/evidence.hpp"
 #include "messages/json.hpp"
 
 namespace kgym {
@@ -119,10 +120,8 @@ void apply_profile_verdict(const ProfileReport& profile, bool no_hacking_check, 
   *result->mutable_profile() = profile;
   std::string detail;
   if (result->verdict() == OK && kernels_outside_timed_region(profile, *result, &detail)) {
-    auto* e = result->add_evidence();
-    e->set_kind("work_outside_timed_region");
-    e->set_detail(detail + ": work on an unjoined stream, left running, or a tampered timer");
-    e->set_source("cupti");
+    add_evidence(result, "work_outside_timed_region",
+                 detail + ": work on an unjoined stream, left running, or a tampered timer", "cupti");
     if (!no_hacking_check) {
       result->set_verdict(HACKED);
       result->set_correct(false);
@@ -142,12 +141,9 @@ void apply_profile_verdict(const ProfileReport& profile, bool no_hacking_check, 
     silent.push_back("train");
   if (profile.generated_launches_eval() == 0)
     silent.push_back("eval");
-  for (const auto& mode : silent) {
-    auto* e = result->add_evidence();
-    e->set_kind("no_generated_kernel");
-    e->set_detail(mode + " mode: GPU kernels ran, none launched from the candidate's own code");
-    e->set_source("cupti");
-  }
+  for (const auto& mode : silent)
+    add_evidence(result, "no_generated_kernel",
+                 mode + " mode: GPU kernels ran, none launched from the candidate's own code", "cupti");
   if (!silent.empty() && !no_hacking_check) {
     result->set_verdict(HACKED);
     result->set_correct(false);

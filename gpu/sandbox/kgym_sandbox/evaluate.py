@@ -13,8 +13,11 @@ import torch
 
 from . import compare, cost_model, timing
 
-DEFAULTS = {"correctness_trials": 5, "atol": 1e-2, "rtol": 1e-2, "warmup_reps": 3,
-            "seed": 42, "min_timed_s": 1.0}
+# A mirror of gpu/executor/eval_defaults.cpp, for callers that are not the executor (the
+# executor always sends every option filled in).
+DEFAULTS = {"correctness_trials": 5, "atol": 1e-2, "rtol": 1e-2, "warmup_reps": 3, "seed": 42}
+DEVICE_DEFAULTS = {"cuda": {"timing_reps": 1000, "min_timed_s": 1.0},
+                   "cpu": {"timing_reps": 5, "min_timed_s": 0.5}}
 # Functions a candidate could patch to fake correctness or timing; checked after it ran.
 GUARDED = {"torch.isclose": (torch, "isclose"), "torch.equal": (torch, "equal"),
            "torch.allclose": (torch, "allclose"),
@@ -105,8 +108,8 @@ def evaluate(request: dict, workdir: str, recorder, phase, result: dict, quiet_g
              tracer=NoTracer()) -> dict:
     """Fills `result` as it goes (a Failure leaves what was learnt before it in place).
     `quiet_gpu` returns once no other sandbox process is initialising the GPU."""
-    opts = {**DEFAULTS, **{k: v for k, v in request.get("options", {}).items() if v}}
     device = "cuda" if request.get("device") == "CUDA" else "cpu"
+    opts = {**DEFAULTS, **DEVICE_DEFAULTS[device], **{k: v for k, v in request.get("options", {}).items() if v}}
     task, cand = request["task"], request["candidate"]
     overrides = task.get("cpu_sizes", {}) if device == "cpu" and opts.get("apply_cpu_sizes") else {}
     seed, trials = int(opts["seed"]), int(opts["correctness_trials"])
@@ -219,15 +222,14 @@ def evaluate(request: dict, workdir: str, recorder, phase, result: dict, quiet_g
             if isinstance(dst, torch.Tensor):
                 dst.copy_(src)
 
-    reps = int(opts.get("timing_reps") or (30 if device == "cuda" else 5))
     try:
         ref_ms, cand_ms, ref_out, cand_out = timing.time_interleaved(
-            reference, candidate, inputs, refill, reps, int(opts["warmup_reps"]),
+            reference, candidate, inputs, refill, int(opts["timing_reps"]), int(opts["warmup_reps"]),
             float(opts["min_timed_s"]), device, seconds)
+        if device == "cuda" and getattr(tracer, "library", None):
+            result["traced_rep_ms"] = timing.time_traced(candidate, inputs, refill, 5, tracer)
     except BaseException as exc:
         raise failure_from(exc, "timing", "forward while timing")
-    if device == "cuda" and getattr(tracer, "library", None):
-        result["traced_rep_ms"] = timing.time_traced(candidate, inputs, refill, 5, tracer)
     check_tampering()
     last = compare.compare(ref_out, cand_out, opts["atol"], opts["rtol"])
     if not last["correct"]:

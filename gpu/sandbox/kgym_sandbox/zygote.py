@@ -45,7 +45,8 @@ def descendants(root: int, keep: set) -> list:
 
 
 def sweep(keep: set) -> int:
-    """Kills whatever the evaluation left behind; as subreaper we inherit its orphans."""
+    """Kills whatever the evaluation left behind; as subreaper we inherit its orphans, and
+    collect them (never the standby, whose owner waits for it)."""
     killed = set()
     for _ in range(100):
         left = descendants(os.getpid(), keep)
@@ -57,18 +58,12 @@ def sweep(keep: set) -> int:
                 killed.add(pid)
             except ProcessLookupError:
                 pass
-        reap(keep)
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:  # not ours (yet): reparented to us once its parent dies
+                pass
         time.sleep(0.01)
     return len(killed)
-
-
-def reap(keep: set) -> None:
-    """Collects dead children, but never the standby's status (its owner waits for it)."""
-    for pid in descendants(os.getpid(), keep):
-        try:
-            os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            pass
 
 
 def memory_limits(device: str, memory_limit_mb: int) -> dict:
@@ -108,13 +103,12 @@ class Standby:
             return False
         finally:
             os.close(self.command_w)
+            self.command_w = -1
 
     def discard(self) -> None:
         for fd in (self.command_w, self.result_r):
-            try:
+            if fd >= 0:
                 os.close(fd)
-            except OSError:
-                pass
         try:
             os.kill(self.pid, signal.SIGKILL)
             os.waitpid(self.pid, 0)

@@ -1,0 +1,18 @@
+// One helper for the facts behind a verdict, so every place that finds one says it alike.
+#pragma once
+
+#include <string>
+
+#include "messages/kgym.pb.h"
+
+namespace kgym {
+
+inline void add_evidence(ExecResult* result, const std::string& kind, const std::string& detail,
+                         const std::string& source) {
+  auto* e = result->add_evidence();
+  e->set_kind(kind);
+  e->set_detail(detail);
+  e->set_source(source);
+}
+
+}  // namespace kgym
