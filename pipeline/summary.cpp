@@ -20,6 +20,10 @@ std::string summary_line(const ExecResult& r) {
       std::snprintf(detail, sizeof detail, " coverage %.2f", r.profile().coverage());
       line += detail;
     }
+    if (r.profile().modeled_speedup() > 0) {
+      std::snprintf(detail, sizeof detail, " modeled GPU speedup %.2fx", r.profile().modeled_speedup());
+      line += detail;
+    }
   } else {
     line += r.message();
   }

@@ -63,9 +63,26 @@ class CostModel(unittest.TestCase):
     def test_matmul_costs_its_flops_and_views_are_free(self):
         from kgym_sandbox import cost_model
         a, b = torch.ones(4, 8), torch.ones(8, 2)
-        self.assertEqual(cost_model.pytorch_work(lambda x, y: x @ y, [a, b]), 2 * 4 * 8 * 2)
-        self.assertEqual(cost_model.pytorch_work(lambda x: x.view(32).t(), [a]), 0.0)
-        self.assertEqual(cost_model.pytorch_work(lambda x: torch.relu(x) + 1, [a]), 64.0)
+        self.assertEqual(cost_model.pytorch_work(lambda x, y: x @ y, [a, b])[0], 2 * 4 * 8 * 2)
+        self.assertEqual(cost_model.pytorch_work(lambda x: x.view(32).t(), [a]), (0.0, 0.0))
+        self.assertEqual(cost_model.pytorch_work(lambda x: torch.relu(x) + 1, [a])[0], 64.0)
+
+    def test_modeled_seconds_count_launches_bytes_and_flops(self):
+        from kgym_sandbox import cost_model
+        x = torch.ones(1 << 20)  # 4 MiB
+        # relu then add: two kernels, each reads 4 MiB and writes 4 MiB (the scalar 1 is no tensor)
+        _, seconds = cost_model.pytorch_work(lambda t: torch.relu(t) + 1, [x])
+        self.assertAlmostEqual(seconds, 2 * cost_model.kernel_seconds(0, 8 * (1 << 20)), places=15)
+        self.assertAlmostEqual(cost_model.kernel_seconds(0, 3.35e12), 1 + cost_model.LAUNCH_S)
+        self.assertAlmostEqual(cost_model.kernel_seconds(67e12, 1.0), 1 + cost_model.LAUNCH_S)
+
+    def test_kernel_traffic_counts_distinct_addresses(self):
+        import numpy as np
+        from kgym_sandbox import cost_model
+        traffic = cost_model.KernelTraffic()
+        traffic.touch(np.array([0, 4, 8, 12]), np.array([1, 1, 1, 0]), 4)
+        traffic.touch(np.array([0, 4, 16]), np.array([1, 1, 1]), 4)  # re-read of 0 and 4 is free
+        self.assertAlmostEqual(traffic.seconds(), cost_model.kernel_seconds(0, 4 * 4))
 
     def test_coverage(self):
         from kgym_sandbox import cost_model

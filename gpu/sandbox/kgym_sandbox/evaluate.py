@@ -75,15 +75,17 @@ def fresh_copies(inputs: list) -> list:
 
 
 def interpreter_profile(reference, candidate, inputs: list, recorder) -> dict:
-    """The CPU mode's ProfileReport: launches from the interpreter's record, coverage from
-    the work PyTorch ops still do in the candidate's forward (cost_model)."""
-    ref_work = cost_model.pytorch_work(reference, fresh_copies(inputs))
-    left = {}
+    """The CPU mode's ProfileReport: launches from the interpreter's record; coverage from
+    the work PyTorch ops still do in the candidate's forward, and a modeled GPU speedup
+    (cost_model's roofline), taken in the slower of the two modes."""
+    ref_work, ref_s = cost_model.pytorch_work(reference, fresh_copies(inputs))
+    left, seconds = {}, {}
     for mode in ("train", "eval"):
         candidate.train(mode == "train")
-        left[mode] = cost_model.pytorch_work(candidate, fresh_copies(inputs), recorder)
+        left[mode], seconds[mode] = cost_model.pytorch_work(candidate, fresh_copies(inputs), recorder)
     return {"evidence_source": "cpu_cost_model",
             "coverage": min(cost_model.coverage(ref_work, work) for work in left.values()),
+            "modeled_speedup": ref_s / max(max(seconds.values()), 1e-12),
             "generated_launches_train": recorder.counts["train"],
             "generated_launches_eval": recorder.counts["eval"]}
 
