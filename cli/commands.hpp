@@ -8,5 +8,8 @@ namespace kgym::cli {
 
 int run_check(const std::vector<std::string>& argv);
 int run_tasks(const std::vector<std::string>& argv);
+int run_train(const std::vector<std::string>& argv);
+int run_report(const std::vector<std::string>& argv);
+int run_top(const std::vector<std::string>& argv);
 
 }  // namespace kgym::cli

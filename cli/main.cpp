@@ -14,6 +14,9 @@ usage: kgym COMMAND [options]      (kgym COMMAND --help for each)
 commands:
   check    evaluate candidate answers for one task in the sandbox (correctness, speed, hacking)
   tasks    list a task directory (default: the built-in suite under tasks/)
+  train    train the embedded policy with multi-turn RL through the actor pipeline (the main job)
+  report   a training run's metrics as a table and a plot (PNG)
+  top      a live view of a running training's episodes
 
 Each candidate runs in a fresh, confined process forked from a pre-imported PyTorch+Triton
 parent; the executor owns every time limit and always answers with a verdict.
@@ -30,6 +33,9 @@ int main(int argc, char** argv) {
   const std::map<std::string, int (*)(const std::vector<std::string>&)> commands = {
       {"check", kgym::cli::run_check},
       {"tasks", kgym::cli::run_tasks},
+      {"train", kgym::cli::run_train},
+      {"report", kgym::cli::run_report},
+      {"top", kgym::cli::run_top},
   };
   auto it = commands.find(args[0]);
   if (it == commands.end()) {

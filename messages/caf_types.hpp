@@ -40,6 +40,19 @@ inline void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<ExecRequest>("kgym.ExecRequest");
   cfg.add_message_type<ExecResult>("kgym.ExecResult");
   cfg.add_message_type<ProfileReport>("kgym.ProfileReport");
+  cfg.add_message_type<GenerateRequest>("kgym.GenerateRequest");
+  cfg.add_message_type<Completion>("kgym.Completion");
+  cfg.add_message_type<CompileRequest>("kgym.CompileRequest");
+  cfg.add_message_type<CompileResult>("kgym.CompileResult");
+  cfg.add_message_type<RewardBreakdown>("kgym.RewardBreakdown");
+  cfg.add_message_type<EmbeddedPolicy>("kgym.EmbeddedPolicy");
+  cfg.add_message_type<EpisodeSpec>("kgym.EpisodeSpec");
+  cfg.add_message_type<Episode>("kgym.Episode");
+  cfg.add_message_type<TrainBatch>("kgym.TrainBatch");
+  cfg.add_message_type<LearnerStep>("kgym.LearnerStep");
+  cfg.add_message_type<IterationMetrics>("kgym.IterationMetrics");
+  cfg.add_message_type<EpisodeStatus>("kgym.EpisodeStatus");
+  cfg.add_message_type<MonitorView>("kgym.MonitorView");
 }
 
 }  // namespace kgym

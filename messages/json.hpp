@@ -7,10 +7,15 @@
 
 namespace kgym {
 
-// One line of JSON with the .proto field names (snake_case).
-std::string to_json(const google::protobuf::Message& message);
+// One line of JSON with the .proto field names (snake_case); `all_fields` also prints
+// fields that hold their zero value (what a config file written for people needs).
+std::string to_json(const google::protobuf::Message& message, bool all_fields = false);
 
 // Parses strictly: unknown fields are an error. Returns the error text, empty on success.
 std::string from_json(const std::string& json, google::protobuf::Message* message);
+
+// Overlays one JSON object on another (nested objects merge key by key; anything else in
+// `overlay` replaces). Returns the error text, empty on success.
+std::string merge_json(const std::string& base, const std::string& overlay, std::string* merged);
 
 }  // namespace kgym

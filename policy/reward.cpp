@@ -13,6 +13,13 @@ RewardConfig default_reward_config() {
   return c;
 }
 
+double reward_speedup(const ExecResult& result) {
+  const auto& profile = result.profile();
+  if (profile.evidence_source() == "cpu_cost_model" && profile.modeled_speedup() > 0)
+    return profile.modeled_speedup();
+  return result.speedup();
+}
+
 RewardBreakdown turn_reward(const ExecResult& result, const RewardConfig& config) {
   RewardBreakdown b;
   b.set_valid(result.verdict() != INTERNAL_ERROR);
@@ -21,7 +28,7 @@ RewardBreakdown turn_reward(const ExecResult& result, const RewardConfig& config
     return b;
   }
   b.set_correctness(config.correct_reward());
-  b.set_speedup(config.speedup_weight() * std::min(std::max(result.speedup(), 0.0), config.speedup_cap()));
+  b.set_speedup(config.speedup_weight() * std::min(std::max(reward_speedup(result), 0.0), config.speedup_cap()));
   b.set_coverage(config.coverage_weight() * std::clamp(result.profile().coverage(), 0.0, 1.0));
   b.set_total(b.correctness() + b.speedup() + b.coverage());
   b.set_reason("correct");

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -91,7 +92,11 @@ void remove_stale_work_roots() {
 sandbox_evaluator::sandbox_evaluator(executor_options options) : options_(std::move(options)) {
   if (options_.work_root.empty()) {
     remove_stale_work_roots();
-    options_.work_root = (fs::temp_directory_path() / ("kgym-sandbox-" + std::to_string(::getpid()))).string();
+    // <pid>-<n>: several executors of one process each own a root (atol reads the pid).
+    static std::atomic<int> instances{0};
+    options_.work_root = (fs::temp_directory_path() / ("kgym-sandbox-" + std::to_string(::getpid()) + "-" +
+                                                       std::to_string(++instances)))
+                             .string();
     owns_work_root_ = true;
   }
   fs::create_directories(options_.work_root);

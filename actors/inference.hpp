@@ -1,0 +1,28 @@
+// inference: the policy backend. Answers a prompt with a completion (text, token ids,
+// log-probabilities, the policy version that sampled it) and takes new policy versions
+// from the learner.
+#pragma once
+
+#include <caf/actor_system.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "messages/caf_types.hpp"
+#include "messages/kgym.pb.h"
+
+namespace kgym {
+
+using inference_actor = caf::typed_actor<caf::replies_to<GenerateRequest>::with<Completion>,
+                                         caf::reacts_to<EmbeddedPolicy>>;
+
+// A task's programs for the embedded policy: (action name, Python source), in table order.
+using program_set = std::map<std::string, std::vector<std::pair<std::string, std::string>>>;
+
+// The embedded backend: samples a program from the policy's table for (task, feedback state).
+inference_actor spawn_embedded_inference(caf::actor_system& system, EmbeddedPolicy policy, program_set programs);
+
+}  // namespace kgym

@@ -1,0 +1,71 @@
+// kgym report: a run's metrics as a table, and its curves as a PNG.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "pipeline/png_plot.hpp"
+#include "pipeline/run_dir.hpp"
+
+namespace kgym::cli {
+
+namespace {
+
+const char* report_help = R"(usage: kgym report DIR [--png FILE]
+
+Prints the per-iteration metrics of the run in DIR (its metrics.jsonl) as a table and
+writes its curves to DIR/curves.png (or FILE): mean reward; Fast@1 and Fast@1.2 of the
+last turn and best of history; hacked, cheating and lazy shares; coverage and correctness;
+MRS/PRS rejection rates; throughput.
+)";
+
+std::vector<plot_panel> panels(const std::vector<IterationMetrics>& lines) {
+  auto series = [&](const std::string& name, double (IterationMetrics::*field)() const) {
+    plot_series s{name, {}};
+    for (const auto& m : lines)
+      s.values.push_back((m.*field)());
+    return s;
+  };
+  using M = IterationMetrics;
+  return {
+      {"mean reward per turn", {series("reward", &M::mean_reward)}},
+      {"Fast@p (share of episodes)",
+       {series("fast@1 last", &M::fast1_last), series("fast@1.2 last", &M::fast1_2_last),
+        series("fast@1.2 best", &M::fast1_2_best)}},
+      {"cheating and laziness (share of turns)",
+       {series("hacked", &M::hack_rate), series("cheat", &M::cheat_share), series("lazy", &M::lazy_share)}},
+      {"correctness and coverage", {series("correct", &M::correct_rate), series("coverage", &M::mean_coverage)}},
+      {"learner filters (share of turns removed)",
+       {series("mrs", &M::mrs_rejected_rate), series("prs", &M::prs_rejected_rate)}},
+      {"throughput", {series("episodes/s", &M::episodes_per_s)}},
+  };
+}
+
+}  // namespace
+
+int run_report(const std::vector<std::string>& argv) {
+  args a(argv, {"png"}, {"help"});
+  if (a.has("help") || a.positional().size() != 1) {
+    std::cout << report_help;
+    return a.has("help") ? 0 : 2;
+  }
+  std::string dir = a.positional().front();
+  auto lines = run_dir::read_metrics(dir);
+  if (lines.empty())
+    throw std::invalid_argument("no metrics in " + run_dir::metrics_path(dir) +
+                                " yet: a run writes a line when its first iteration is trained");
+  std::printf("%5s %7s %7s %7s %8s %8s %6s %6s %6s %6s %5s %5s %7s\n", "iter", "reward", "correct", "fast@1",
+              "fast@1.2", "best1.2", "hacked", "cheat", "lazy", "cover", "mrs", "prs", "ep/s");
+  for (const auto& m : lines)
+    std::printf("%5lld %7.3f %7.2f %7.2f %8.2f %8.2f %6.2f %6.2f %6.2f %6.2f %5.2f %5.2f %7.2f\n",
+                static_cast<long long>(m.iteration() + 1), m.mean_reward(), m.correct_rate(), m.fast1_last(),
+                m.fast1_2_last(), m.fast1_2_best(), m.hack_rate(), m.cheat_share(), m.lazy_share(),
+                m.mean_coverage(), m.mrs_rejected_rate(), m.prs_rejected_rate(), m.episodes_per_s());
+  std::string png = a.get("png", (std::filesystem::path(dir) / "curves.png").string());
+  write_line_charts_png(png, panels(lines));
+  std::cout << "curves: " << png << "\n";
+  return 0;
+}
+
+}  // namespace kgym::cli

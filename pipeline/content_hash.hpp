@@ -1,0 +1,22 @@
+// A stable content hash (64-bit FNV-1a, hex): the same bytes give the same key in every
+// process and every run, so cache keys can be stored and reused on resume.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace kgym {
+
+inline std::string content_hash(const std::string& bytes) {
+  uint64_t h = 14695981039346656037ULL;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+}  // namespace kgym
