@@ -1,0 +1,301 @@
+// Exact-value tests of the embedded policy and its learner update, the iteration metrics,
+// the prompt/answer handling, the run configuration and the run directory.
+#include <gtest/gtest.h>
+
+#include <zlib.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "actors/compiler.hpp"
+#include "messages/json.hpp"
+#include "pipeline/content_hash.hpp"
+#include "pipeline/iteration_metrics.hpp"
+#include "pipeline/png_plot.hpp"
+#include "pipeline/run_dir.hpp"
+#include "pipeline/train_config.hpp"
+#include "policy/embedded_policy.hpp"
+#include "policy/learner_update.hpp"
+#include "policy/prompt.hpp"
+#include "policy/reward.hpp"
+
+namespace kgym {
+namespace {
+
+EmbeddedPolicy two_action_policy() { return make_embedded_policy({{"t", {"fused", "cheat"}}}); }
+
+Turn sampled_turn(int action, double logprob, double reward, Verdict verdict = OK, double coverage = 1.0,
+                  int64_t version = 0) {
+  Turn t;
+  t.add_token_ids(action);
+  t.add_rollout_logprobs(logprob);
+  t.set_feedback_state("first");
+  t.set_policy_version(version);
+  t.mutable_reward()->set_total(reward);
+  t.mutable_reward()->set_valid(true);
+  t.mutable_result()->set_verdict(verdict);
+  t.mutable_result()->mutable_profile()->set_coverage(coverage);
+  return t;
+}
+
+Episode one_turn_episode(const std::string& id, const Turn& turn) {
+  Episode e;
+  e.set_episode_id(id);
+  e.set_task_id("t");
+  e.set_group_id("g");
+  *e.add_turns() = turn;
+  return e;
+}
+
+TEST(EmbeddedPolicy, StartsUniformAndSamplesRepeatably) {
+  auto policy = two_action_policy();
+  EXPECT_EQ(policy.tables_size(), static_cast<int>(feedback_states.size()));
+  const auto& table = policy_table(policy, "t", "first");
+  EXPECT_EQ(action_probabilities(table), (std::vector<double>{0.5, 0.5}));
+  auto a = sample_action(table, 42), b = sample_action(table, 42);
+  EXPECT_EQ(a.index, b.index);
+  EXPECT_DOUBLE_EQ(a.logprob, std::log(0.5));
+  int first = 0;
+  for (uint64_t seed = 0; seed < 1000; ++seed)
+    first += sample_action(table, seed).index == 0;
+  EXPECT_GT(first, 430);  // a fair coin, 1000 draws
+  EXPECT_LT(first, 570);
+  EXPECT_THROW(policy_table(policy, "t", "nonsense"), std::out_of_range);
+}
+
+TEST(EmbeddedPolicy, GradientStepIsOnehotMinusProbabilities) {
+  auto policy = two_action_policy();
+  auto& table = policy_table(policy, "t", "first");
+  policy_gradient_step(table, action_probabilities(table), 0, 2.0);
+  EXPECT_DOUBLE_EQ(table.logits(0), 1.0);   // 2 * (1 - 0.5)
+  EXPECT_DOUBLE_EQ(table.logits(1), -1.0);  // 2 * (0 - 0.5)
+}
+
+TEST(EmbeddedPolicy, FeedbackStates) {
+  ExecResult r;
+  r.set_verdict(OK);
+  EXPECT_EQ(feedback_state(r, 1.3), "correct_fast");
+  EXPECT_EQ(feedback_state(r, 1.1), "correct_slow");
+  r.set_verdict(HACKED);
+  EXPECT_EQ(feedback_state(r, 3.0), "hacked");
+  r.set_verdict(TIMEOUT);
+  EXPECT_EQ(feedback_state(r, 0), "failed");
+  EXPECT_EQ(program_kind("identity"), "cheating");
+  EXPECT_EQ(program_kind("token_kernel"), "lazy");
+  EXPECT_EQ(program_kind("fused"), "other");
+}
+
+TEST(LearnerUpdate, TrlooGradientMovesTowardTheBetterAnswer) {
+  auto policy = two_action_policy();
+  TrainBatch batch;
+  // Group of two: fused (reward 2) and cheat (reward 0). TRLOO: A = +2 and -2.
+  *batch.add_episodes() = one_turn_episode("a", sampled_turn(0, std::log(0.5), 2.0));
+  *batch.add_episodes() = one_turn_episode("b", sampled_turn(1, std::log(0.5), 0.0, HACKED));
+  learner_settings s;
+  s.learning_rate = 1.0;
+  LearnerStep step = learner_update(policy, batch, s);
+  // Table mean of the two terms: (2 * (1 - .5) + -2 * (0 - .5)) / 2 = 1 for fused, -1 for cheat.
+  const auto& table = policy_table(policy, "t", "first");
+  EXPECT_DOUBLE_EQ(table.logits(0), 1.0);
+  EXPECT_DOUBLE_EQ(table.logits(1), -1.0);
+  EXPECT_EQ(policy.version(), 1);
+  EXPECT_EQ(step.version(), 1);
+  EXPECT_EQ(step.turns(), 2);
+  EXPECT_EQ(step.turns_used(), 2);
+  EXPECT_DOUBLE_EQ(step.mean_abs_advantage(), 2.0);
+}
+
+TEST(LearnerUpdate, MrsRejectsStaleSamplesAndPrsDropsLazyOnes) {
+  auto policy = two_action_policy();
+  auto& table = policy_table(policy, "t", "first");
+  table.set_logits(0, 1.0);  // the trainer has moved on since the rollout sampled at 0.5
+  policy.set_version(1);
+  TrainBatch batch;
+  *batch.add_episodes() = one_turn_episode("stale", sampled_turn(0, std::log(0.5), 1.0, OK, 1.0, 0));
+  double fresh = std::log(action_probabilities(table)[1]);
+  *batch.add_episodes() = one_turn_episode("lazy", sampled_turn(1, fresh, 1.0, OK, 0.1, 1));
+  *batch.add_episodes() = one_turn_episode("wrong", sampled_turn(1, fresh, 0.0, INCORRECT, 0.0, 1));
+  learner_settings s;
+  LearnerStep step = learner_update(policy, batch, s);
+  EXPECT_EQ(step.mrs_rejected_turns(), 1);
+  EXPECT_EQ(step.mrs_rejected_tokens(), 1);
+  EXPECT_EQ(step.prs_rejected_turns(), 1);  // coverage 0.1 < 0.3: keep probability 0
+  EXPECT_EQ(step.turns_used(), 1);          // the incorrect turn is always kept
+  EXPECT_DOUBLE_EQ(step.mean_staleness(), 1.0 / 3.0);  // versions 0, 1, 1 against 1
+  s.mrs = s.prs = false;
+  auto again = two_action_policy();
+  EXPECT_EQ(learner_update(again, batch, s).turns_used(), 3);
+}
+
+TEST(LearnerUpdate, InvalidTurnsGiveNoGradient) {
+  auto policy = two_action_policy();
+  TrainBatch batch;
+  Turn t = sampled_turn(0, std::log(0.5), 0.0, INTERNAL_ERROR);
+  t.mutable_reward()->set_valid(false);
+  *batch.add_episodes() = one_turn_episode("a", t);
+  LearnerStep step = learner_update(policy, batch, learner_settings{});
+  EXPECT_EQ(step.invalid_turns(), 1);
+  EXPECT_EQ(step.turns_used(), 0);
+  EXPECT_EQ(policy_table(policy, "t", "first").logits(0), 0.0);
+}
+
+TEST(IterationMetrics, RatesFromEpisodes) {
+  auto turn = [](Verdict v, double speedup, double coverage, const std::string& action, double reward) {
+    Turn t;
+    t.mutable_result()->set_verdict(v);
+    t.mutable_result()->set_speedup(speedup);
+    t.mutable_result()->mutable_profile()->set_coverage(coverage);
+    t.set_action(action);
+    t.mutable_reward()->set_total(reward);
+    return t;
+  };
+  Episode a, b;
+  *a.add_turns() = turn(HACKED, 0, 0, "cheat", 0.0);
+  *a.add_turns() = turn(OK, 2.0, 1.0, "fused", 2.0);
+  *b.add_turns() = turn(OK, 1.0, 0.1, "lazy", 1.0);
+  *b.add_turns() = turn(OK, 1.0, 0.1, "lazy", 1.0);
+  LearnerStep step;
+  step.set_iteration(3);
+  step.set_version(4);
+  step.set_turns(4);
+  step.set_mrs_rejected_turns(1);
+  IterationMetrics m = iteration_metrics({a, b}, step, 0.3, 2.0);
+  EXPECT_EQ(m.iteration(), 3);
+  EXPECT_EQ(m.turns(), 4);
+  EXPECT_DOUBLE_EQ(m.mean_reward(), 1.0);
+  EXPECT_DOUBLE_EQ(m.correct_rate(), 0.75);
+  EXPECT_DOUBLE_EQ(m.hack_rate(), 0.25);
+  EXPECT_DOUBLE_EQ(m.cheat_share(), 0.25);
+  EXPECT_DOUBLE_EQ(m.lazy_share(), 0.5);
+  EXPECT_DOUBLE_EQ(m.lazy_rate(), 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(m.mean_coverage(), 0.4);
+  EXPECT_DOUBLE_EQ(m.fast1_2_last(), 0.5);
+  EXPECT_DOUBLE_EQ(m.fast1_last(), 1.0);
+  EXPECT_EQ(m.fast1_2_per_turn(0), 0.0);
+  EXPECT_DOUBLE_EQ(m.mrs_rejected_rate(), 0.25);
+  EXPECT_DOUBLE_EQ(m.episodes_per_s(), 1.0);
+}
+
+TEST(RewardSpeedup, CpuModeUsesTheModeledSpeedup) {
+  ExecResult r;
+  r.set_verdict(OK);
+  r.set_correct(true);
+  r.set_speedup(0.01);
+  EXPECT_DOUBLE_EQ(reward_speedup(r), 0.01);
+  r.mutable_profile()->set_evidence_source("cpu_cost_model");
+  r.mutable_profile()->set_modeled_speedup(2.0);
+  EXPECT_DOUBLE_EQ(reward_speedup(r), 2.0);
+  EXPECT_DOUBLE_EQ(turn_reward(r, default_reward_config()).speedup(), 1.0);
+}
+
+TEST(Prompt, LastFencedBlockIsTheProgram) {
+  EXPECT_EQ(extract_program("a\n```python\nx = 1\n```\nthen\n```\ny = 2\n```\n").value(), "y = 2\n");
+  EXPECT_FALSE(extract_program("no code here").has_value());
+  EXPECT_FALSE(extract_program("```python\nunterminated").has_value());
+}
+
+TEST(Prompt, CarriesTheTaskAndTheTopEarlierTurns) {
+  Task task;
+  task.set_id("t");
+  task.set_source("class Model: pass");
+  std::vector<Turn> earlier;
+  for (int i = 0; i < 6; ++i) {
+    Turn t;
+    t.set_index(i);
+    t.set_response("```python\nanswer_" + std::to_string(i) + "\n```");
+    t.mutable_reward()->set_total(i == 0 ? 5.0 : 0.1 * i);
+    t.mutable_result()->set_verdict(i == 0 ? OK : INCORRECT);
+    earlier.push_back(t);
+  }
+  std::string prompt = build_prompt(task, earlier, 4);
+  EXPECT_NE(prompt.find("class Model: pass"), std::string::npos);
+  EXPECT_NE(prompt.find("answer_0"), std::string::npos);   // the best
+  EXPECT_EQ(prompt.find("answer_1"), std::string::npos);   // 5th best of 6: left out
+  EXPECT_NE(prompt.find("answer_5"), std::string::npos);
+  EXPECT_NE(prompt.find("verdict: INCORRECT"), std::string::npos);
+}
+
+TEST(Compiler, StaticChecks) {
+  CompileRequest request;
+  request.set_response("I think this works.");
+  EXPECT_NE(static_checks(request).error().find("no fenced code block"), std::string::npos);
+  request.set_response("```python\nclass Model: pass\n```");
+  EXPECT_NE(static_checks(request).error().find("ModelNew"), std::string::npos);
+  request.set_response("```python\nclass ModelNew: pass\n```");
+  auto r = static_checks(request);
+  EXPECT_TRUE(r.error().empty());
+  EXPECT_EQ(r.source_hash(), content_hash("class ModelNew: pass\n"));
+}
+
+TEST(ContentHash, IsFnv1a) {
+  EXPECT_EQ(content_hash(""), "cbf29ce484222325");
+  EXPECT_EQ(content_hash("a"), "af63dc4c8601ec8c");
+}
+
+TEST(TrainConfig, FileOverlaysDefaultsAndUnknownKeysAreErrors) {
+  auto dir = std::filesystem::temp_directory_path() / ("kgym-config-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "ok.json") << R"({"iterations": 3, "reward": {"coverage_weight": 0}, "advantage": "grpo"})";
+  TrainConfig c = load_train_config((dir / "ok.json").string());
+  EXPECT_EQ(c.iterations(), 3);
+  EXPECT_EQ(c.reward().coverage_weight(), 0.0);
+  EXPECT_EQ(c.reward().speedup_cap(), 3.0);  // kept from the defaults
+  EXPECT_EQ(c.group_size(), 16);
+  EXPECT_EQ(c.advantage(), "grpo");
+  EXPECT_NO_THROW(validate(c));
+  std::ofstream(dir / "bad.json") << R"({"iteratons": 3})";
+  EXPECT_THROW(load_train_config((dir / "bad.json").string()), std::invalid_argument);
+  c.set_advantage("ppo");
+  EXPECT_THROW(validate(c), std::invalid_argument);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RunDir, CheckpointsAndMetricsSurviveAndTruncate) {
+  auto dir = (std::filesystem::temp_directory_path() / ("kgym-run-" + std::to_string(::getpid()))).string();
+  std::filesystem::remove_all(dir);
+  run_dir::create(dir, default_train_config());
+  EXPECT_THROW(run_dir::create(dir, default_train_config()), std::invalid_argument);
+  EXPECT_EQ(run_dir::read_config(dir).iterations(), 20);
+  EXPECT_FALSE(run_dir::latest_checkpoint(dir).has_value());
+  auto policy = two_action_policy();
+  for (int v = 1; v <= 3; ++v) {
+    policy.set_version(v);
+    run_dir::save_checkpoint(dir, policy);
+    IterationMetrics m;
+    m.set_iteration(v - 1);
+    run_dir::append_metrics(dir, m);
+  }
+  EXPECT_EQ(run_dir::latest_checkpoint(dir)->version(), 3);
+  std::ofstream(run_dir::metrics_path(dir), std::ios::app) << "{\"iteration\": 3, \"mean_rew";  // cut by a kill
+  EXPECT_EQ(run_dir::read_metrics(dir).size(), 3u);
+  run_dir::keep_metrics_before(dir, 2);
+  auto kept = run_dir::read_metrics(dir);
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept.back().iteration(), 1);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Png, EncodesAValidImage) {
+  std::vector<uint8_t> pixels(4 * 3 * 3, 0);
+  pixels[0] = 255;
+  std::string png = encode_png(4, 3, pixels);
+  ASSERT_GT(png.size(), 8u + 25 + 12);
+  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  EXPECT_EQ(png.substr(12, 4), "IHDR");
+  // The IDAT payload inflates back to the rows, each with its filter byte.
+  size_t idat = png.find("IDAT");
+  uint32_t length = 0;
+  for (int i = 0; i < 4; ++i)
+    length = (length << 8) | static_cast<uint8_t>(png[idat - 4 + i]);
+  std::vector<uint8_t> raw(3 * (1 + 4 * 3));
+  uLongf size = raw.size();
+  ASSERT_EQ(uncompress(raw.data(), &size, reinterpret_cast<const Bytef*>(png.data() + idat + 4), length), Z_OK);
+  EXPECT_EQ(size, raw.size());
+  EXPECT_EQ(raw[0], 0);
+  EXPECT_EQ(raw[1], 255);
+  EXPECT_EQ(png.substr(png.size() - 8, 4), "IEND");
+}
+
+}  // namespace
+}  // namespace kgym
