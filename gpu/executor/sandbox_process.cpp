@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -59,11 +60,17 @@ std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready*
   envp.push_back(nullptr);
   int log_fd = ::open(launch_.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 
+  pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0)
     return std::string("fork: ") + std::strerror(errno);
   if (pid == 0) {
     ::setsid();
+    // If kgym is killed (SIGKILL leaves no time to clean up), the zygote goes with it; its
+    // own children are swept by it as a subreaper, or die with their session's pipes.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent)
+      ::_exit(1);
     ::dup2(in_pipe[0], 0);
     ::dup2(out_pipe[1], 1);
     if (log_fd >= 0)
