@@ -1,0 +1,209 @@
+// Control-plane throughput of `kgym train`: the real actors (episode, inference, compiler,
+// scheduler, reward, learner, monitor, run_controller) with executors that answer at once,
+// so what is measured is the pipeline itself. Episodes/s, messages/s and memory per
+// episode at 1, 100 and 10,000 concurrent episodes; the baseline, measured in the same run,
+// is a bare CAF request/response loop between two actors.
+#include <caf/all.hpp>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "actors/compiler.hpp"
+#include "actors/episode.hpp"
+#include "actors/gpu_executor.hpp"
+#include "actors/inference.hpp"
+#include "actors/learner.hpp"
+#include "actors/monitor.hpp"
+#include "actors/reward.hpp"
+#include "actors/run_controller.hpp"
+#include "actors/scheduler.hpp"
+#include "pipeline/embedded_programs.hpp"
+#include "pipeline/paths.hpp"
+#include "pipeline/task_loader.hpp"
+#include "pipeline/train_config.hpp"
+#include "policy/embedded_policy.hpp"
+
+namespace {
+
+using namespace kgym;
+using clock_type = std::chrono::steady_clock;
+
+// Resident memory now (kB), from /proc.
+long rss_kb() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  long value = 0;
+  while (status >> key) {
+    if (key == "VmRSS:") {
+      status >> value;
+      return value;
+    }
+    status.ignore(4096, '\n');
+  }
+  return 0;
+}
+
+// An executor that answers at once: a correct, 2x faster, fully covered candidate.
+gpu_executor_actor::behavior_type instant_executor(gpu_executor_actor::pointer) {
+  return {[](const ExecRequest& request) -> ExecResult {
+    ExecResult r;
+    r.set_request_id(request.request_id());
+    r.set_task_id(request.task().id());
+    r.set_candidate_id(request.candidate().id());
+    r.set_verdict(OK);
+    r.set_correct(true);
+    r.set_speedup(2.0);
+    r.mutable_profile()->set_coverage(1.0);
+    return r;
+  }};
+}
+
+using echo_actor = caf::typed_actor<caf::replies_to<int>::with<int>>;
+
+echo_actor::behavior_type echo(echo_actor::pointer) {
+  return {[](int x) { return x; }};
+}
+
+// Baseline: request/response round trips between two event-based actors, `window` in
+// flight at a time (as the pipeline keeps many requests in flight).
+double baseline_messages_per_s(caf::actor_system& system, int total, int window) {
+  auto target = system.spawn(echo);
+  auto start = clock_type::now();
+  auto pinger = system.spawn([=](caf::event_based_actor* self) {
+    auto remaining = std::make_shared<int>(total);
+    auto step = std::make_shared<std::function<void()>>();
+    *step = [=] {
+      if (*remaining <= 0)
+        return;
+      --*remaining;
+      self->request(target, caf::infinite, *remaining).then([=](int left) {
+        if (left == 0)
+          self->quit();
+        (*step)();
+      });
+    };
+    for (int i = 0; i < window; ++i)
+      (*step)();
+  });
+  caf::scoped_actor self{system};
+  self->wait_for(pinger);
+  double seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+  self->send_exit(target, caf::exit_reason::user_shutdown);
+  return 2.0 * total / seconds;
+}
+
+struct measurement {
+  int concurrency;
+  long episodes;
+  double seconds;
+  double episodes_per_s;
+  double messages_per_s;
+  double kb_per_episode;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  caf::actor_system_config cfg;
+  add_message_types(cfg);
+  caf::actor_system system{cfg};
+
+  std::map<std::string, Task> tasks;
+  program_set programs;
+  std::map<std::string, std::vector<std::string>> actions;
+  for (const auto& path : find_tasks(builtin_tasks_dir())) {
+    Task task = load_task(path);
+    programs[task.id()] = embedded_programs(path);
+    for (const auto& [action, source] : programs[task.id()])
+      actions[task.id()].push_back(action);
+    tasks[task.id()] = task;
+  }
+  std::vector<gpu_executor_actor> executors;
+  for (int i = 0; i < 8; ++i)
+    executors.push_back(system.spawn(instant_executor));
+
+  episode_services services;
+  services.compiler = spawn_compiler(system, "python3");
+  services.scheduler = spawn_scheduler(system, executors, scheduler_options{false, {}});
+  services.reward = spawn_reward(system, default_train_config().reward());
+  services.monitor = spawn_monitor(system, "bench", 50);
+
+  const int turns = 3;
+  auto run = [&](int concurrency, int group_size, int iterations) {
+    TrainConfig config = default_train_config();
+    config.set_iterations(iterations);
+    config.set_group_size(group_size);
+    config.set_turns(turns);
+    config.set_max_concurrent_episodes(concurrency);
+    EmbeddedPolicy policy = make_embedded_policy(actions);
+    services.inference = spawn_embedded_inference(system, policy, programs);
+    learner_options learning;
+    learning.settings = learner_settings_from(config);
+    learning.inference = services.inference;
+    learning.monitor = services.monitor;
+    auto learner = spawn_learner(system, policy, learning);
+    run_plan plan;
+    plan.config = config;
+    plan.tasks = tasks;
+    plan.quiet = true;
+    long before = rss_kb(), peak = before;
+    std::atomic<bool> done{false};
+    std::thread sampler([&] {
+      while (!done) {
+        peak = std::max(peak, rss_kb());
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    });
+    auto controller = spawn_run_controller(system, plan, services, learner);
+    caf::scoped_actor self{system};
+    auto start = clock_type::now();
+    bool ok = false;
+    self->request(controller, caf::infinite, run_atom::value)
+        .receive([&](const IterationMetrics&) { ok = true; },
+                 [&](const caf::error& e) { std::fprintf(stderr, "run failed: %s\n", system.render(e).c_str()); });
+    double seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+    done = true;
+    sampler.join();
+    self->send_exit(learner, caf::exit_reason::user_shutdown);
+    self->send_exit(services.inference, caf::exit_reason::user_shutdown);
+    long episodes = static_cast<long>(tasks.size()) * group_size * iterations;
+    // Per turn: 5 request/response pairs (inference, compiler, scheduler, executor, reward)
+    // and 4 monitor events; per episode: its spec and result, and the "done" event.
+    double messages = episodes * (3.0 + turns * 14.0);
+    long in_flight = std::min<long>(concurrency, episodes);
+    return measurement{concurrency, ok ? episodes : 0, seconds, episodes / seconds, messages / seconds,
+                       static_cast<double>(peak - before) / in_flight};
+  };
+
+  run(100, 10, 2);  // warm-up: the compiler's cache, the allocator
+  std::vector<measurement> rows = {run(1, 10, 10), run(100, 10, 10), run(10000, 1000, 2)};
+  double baseline = baseline_messages_per_s(system, 400000, 100);
+
+  utsname host{};
+  uname(&host);
+  std::printf("kgym control-plane bench: %s, %u hardware threads, CAF scheduler threads %zu\n", host.nodename,
+              std::thread::hardware_concurrency(), system.scheduler().num_workers());
+  std::printf("executors answer at once (8 of them); %d turns per episode; 10 built-in tasks\n", turns);
+  std::printf("%12s %9s %9s %12s %14s %14s %10s\n", "concurrent", "episodes", "seconds", "episodes/s", "messages/s",
+              "vs baseline", "kB/episode");
+  for (const auto& r : rows)
+    std::printf("%12d %9ld %9.2f %12.0f %14.0f %13.2fx %10.1f\n", r.concurrency, r.episodes, r.seconds,
+                r.episodes_per_s, r.messages_per_s, r.messages_per_s / baseline, r.kb_per_episode);
+  std::printf("baseline: request/response between two actors, 100 in flight: %.0f messages/s\n", baseline);
+  for (auto& e : executors)
+    anon_send_exit(e, caf::exit_reason::user_shutdown);
+  anon_send_exit(services.compiler, caf::exit_reason::user_shutdown);
+  anon_send_exit(services.scheduler, caf::exit_reason::user_shutdown);
+  anon_send_exit(services.reward, caf::exit_reason::user_shutdown);
+  anon_send_exit(services.monitor, caf::exit_reason::user_shutdown);
+  (void)argc;
+  (void)argv;
+  return 0;
+}
