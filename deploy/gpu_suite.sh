@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the GPU test suite and the GPU benchmark in one call, on a machine with a GPU.
+# Runs the GPU test suite, a short `kgym train --device cuda` and the GPU benchmark in one
+# call, on a machine with a GPU (KGYM_SKIP_TESTS/KGYM_SKIP_TRAIN/KGYM_SKIP_BENCH=1 leave one out).
 # Built elsewhere: carry build/ and .debs/ (deploy/device_bundle.sh) and run this there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +24,15 @@ if [ "${KGYM_SKIP_TESTS:-0}" != 1 ]; then
   tar -czf "$out/traces.tar.gz" -C "$out" traces && rm -rf "$out/traces"
   grep -E "^[0-9]+: \[ +(OK|FAILED|SKIPPED) +\]|tests passed|tests failed" "$out/ctest-gpu.log"
   grep -q "100% tests passed" "$out/ctest-gpu.log" || status=1
+fi
+if [ "${KGYM_SKIP_TRAIN:-0}" != 1 ]; then
+  # The main job on the GPU: a short kgym train with CUDA and Triton candidates.
+  rm -rf "$out/train-run"
+  build/kgym train --device cuda --run-dir "$out/train-run" --iterations "${KGYM_TRAIN_ITERATIONS:-8}" \
+    --group-size 8 --turns 3 --task gelu_scale_residual --task rmsnorm_rows --task matmul_bias_relu \
+    --task softmax_rows --task mse_loss 2>&1 | tee "$out/train.log" || status=1
+  build/kgym report "$out/train-run" 2>&1 | tee "$out/train-report.txt" || status=1
+  rm -f "$out/train-run/episodes.pb"  # large; the metrics, config, log and plot come back
 fi
 if [ "${KGYM_SKIP_BENCH:-0}" != 1 ]; then
   python3 bench/eval_throughput.py --device cuda --kgym build/kgym --out "$out" 2>&1 | tee "$out/bench.log" || status=1
