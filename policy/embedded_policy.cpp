@@ -109,7 +109,7 @@ void policy_gradient_step(PolicyTable& table, const std::vector<double>& probabi
 namespace kgym {
 
 std::string program_kind(const std::string& action) {
-  if (action == "cheat" || action == "identity")
+  if (action.rfind("cheat", 0) == 0 || action == "identity")
     return "cheating";
   if (action == "lazy" || action == "token_kernel")
     return "lazy";

@@ -50,7 +50,7 @@ uint64_t mix_seed(uint64_t a, uint64_t b);
 
 namespace kgym {
 
-// What a built-in program is, by its file name: "cheating" (cheat, identity), "lazy"
+// What a built-in program is, by its file name: "cheating" (cheat*, identity), "lazy"
 // (lazy, token_kernel), "broken", or "other". Only metrics use it, never the reward.
 std::string program_kind(const std::string& action);
 

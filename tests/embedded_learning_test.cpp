@@ -82,6 +82,7 @@ TEST(EmbeddedPolicy, FeedbackStates) {
   r.set_verdict(TIMEOUT);
   EXPECT_EQ(feedback_state(r, 0), "failed");
   EXPECT_EQ(program_kind("identity"), "cheating");
+  EXPECT_EQ(program_kind("cheat_profiler"), "cheating");
   EXPECT_EQ(program_kind("token_kernel"), "lazy");
   EXPECT_EQ(program_kind("fused"), "other");
 }

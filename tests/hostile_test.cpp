@@ -50,6 +50,8 @@ const hostile_case cases[] = {
     {"pytorch_only", HACKED, "no_generated_kernel"},
     {"patches_harness", HACKED, "patched_harness"},
     {"patches_timer", HACKED, "patched_harness"},
+    // CPU mode only (the GPU run filters it out): there the cost model's pass is profiled.
+    {"dodges_profiler", HACKED, "profiled_pass_differs"},
     {"illegal_memory_access", CUDA_ERROR, "", true},
 };
 

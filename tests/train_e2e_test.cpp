@@ -128,29 +128,30 @@ double mean_of(const std::vector<IterationMetrics>& lines, size_t from, size_t t
 }
 
 TEST(TrainEndToEnd, TheEmbeddedPolicyLearns) {
-  const std::vector<std::string> suite = {"--iterations", "14", "--group-size", "8", "--seed", "7",
+  const std::vector<std::string> suite = {"--iterations", "20", "--group-size", "8", "--seed", "7",
                                           "--task", "gelu_scale_residual", "--task", "rmsnorm_rows",
                                           "--task", "layernorm_rows", "--task", "matmul_bias_relu",
                                           "--task", "mse_loss"};
   std::string checked = fresh_dir("learn"), unchecked = fresh_dir("nocheck");
   ASSERT_EQ(run(train_args(checked, suite)), 0);
   auto with_check = run_dir::read_metrics(checked);
-  ASSERT_EQ(with_check.size(), 14u);
+  ASSERT_EQ(with_check.size(), 20u);
   using M = IterationMetrics;
-  // First 3 iterations against the last 3.
-  EXPECT_GT(mean_of(with_check, 11, 14, &M::mean_reward), mean_of(with_check, 0, 3, &M::mean_reward) + 0.3);
-  EXPECT_GT(mean_of(with_check, 11, 14, &M::fast1_2_last), mean_of(with_check, 0, 3, &M::fast1_2_last) + 0.1);
-  EXPECT_LT(mean_of(with_check, 11, 14, &M::cheat_share), mean_of(with_check, 0, 3, &M::cheat_share));
-  EXPECT_LT(mean_of(with_check, 11, 14, &M::hack_rate), 0.05);
+  // The first 3 iterations against the last 5.
+  EXPECT_GT(mean_of(with_check, 15, 20, &M::mean_reward), mean_of(with_check, 0, 3, &M::mean_reward) + 0.3);
+  EXPECT_GT(mean_of(with_check, 15, 20, &M::fast1_2_last), mean_of(with_check, 0, 3, &M::fast1_2_last) + 0.1);
+  EXPECT_LT(mean_of(with_check, 15, 20, &M::cheat_share), mean_of(with_check, 0, 3, &M::cheat_share) - 0.1);
+  EXPECT_LT(mean_of(with_check, 15, 20, &M::hack_rate), 0.05);
 
   auto args = suite;
   args.push_back("--no-hacking-check");
   ASSERT_EQ(run(train_args(unchecked, args)), 0);
   auto without_check = run_dir::read_metrics(unchecked);
-  ASSERT_EQ(without_check.size(), 14u);
-  // Cheating is no longer judged: it earns reward, and the policy keeps far more of it.
-  EXPECT_LT(mean_of(without_check, 0, 14, &M::hack_rate), mean_of(with_check, 0, 3, &M::hack_rate));
-  EXPECT_GT(mean_of(without_check, 11, 14, &M::cheat_share), 2 * mean_of(with_check, 11, 14, &M::cheat_share));
+  ASSERT_EQ(without_check.size(), 20u);
+  // Cheating is no longer judged: the answer that dodges the profiler earns the top reward,
+  // and the policy moves toward cheating instead of away from it.
+  EXPECT_GT(mean_of(without_check, 15, 20, &M::cheat_share), mean_of(without_check, 0, 1, &M::cheat_share) + 0.03);
+  EXPECT_GT(mean_of(without_check, 15, 20, &M::cheat_share), mean_of(with_check, 15, 20, &M::cheat_share) + 0.15);
   fs::remove_all(checked);
   fs::remove_all(unchecked);
 }

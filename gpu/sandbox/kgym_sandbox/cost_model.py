@@ -85,14 +85,17 @@ class KernelTraffic:
         return kernel_seconds(self.flops, float(nbytes))
 
 
-def pytorch_work(model, inputs: list, recorder=None) -> tuple:
+def pytorch_work(model, inputs: list, recorder=None, outputs: list = None) -> tuple:
     """(work, modeled seconds) of one forward; generated kernels add their own seconds
-    through the recorder (launches.py) while the counter runs."""
+    through the recorder (launches.py) while the counter runs. The forward's output is
+    appended to `outputs` when given (the profiled pass must compute the same answer)."""
     counter = WorkCounter(recorder)
     if recorder is not None:
         recorder.modeled_kernel_seconds = 0.0
     with torch.no_grad(), counter:
-        model(*inputs)
+        out = model(*inputs)
+    if outputs is not None:
+        outputs.append(out)
     generated = recorder.modeled_kernel_seconds if recorder is not None else 0.0
     return counter.work, counter.seconds + generated
 

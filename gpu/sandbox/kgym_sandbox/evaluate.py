@@ -74,20 +74,28 @@ def fresh_copies(inputs: list) -> list:
     return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
 
 
-def interpreter_profile(reference, candidate, inputs: list, recorder) -> dict:
+def interpreter_profile(reference, candidate, inputs: list, recorder, atol: float, rtol: float) -> tuple:
     """The CPU mode's ProfileReport: launches from the interpreter's record; coverage from
     the work PyTorch ops still do in the candidate's forward, and a modeled GPU speedup
-    (cost_model's roofline), taken in the slower of the two modes."""
-    ref_work, ref_s = cost_model.pytorch_work(reference, fresh_copies(inputs))
-    left, seconds = {}, {}
+    (cost_model's roofline), taken in the slower of the two modes. Also returns what was
+    wrong with the candidate's output in the profiled passes, if anything: a candidate that
+    notices it is being measured and skips its work there is cheating the profile."""
+    expected = []
+    ref_work, ref_s = cost_model.pytorch_work(reference, fresh_copies(inputs), outputs=expected)
+    left, seconds, wrong = {}, {}, None
     for mode in ("train", "eval"):
         candidate.train(mode == "train")
-        left[mode], seconds[mode] = cost_model.pytorch_work(candidate, fresh_copies(inputs), recorder)
-    return {"evidence_source": "cpu_cost_model",
-            "coverage": min(cost_model.coverage(ref_work, work) for work in left.values()),
-            "modeled_speedup": ref_s / max(max(seconds.values()), 1e-12),
-            "generated_launches_train": recorder.counts["train"],
-            "generated_launches_eval": recorder.counts["eval"]}
+        given = []
+        left[mode], seconds[mode] = cost_model.pytorch_work(candidate, fresh_copies(inputs), recorder, given)
+        verdict = compare.compare(expected[0], given[0], atol, rtol)
+        if not verdict["correct"] and wrong is None:
+            wrong = f"{mode} mode, profiled pass: {verdict['message']}"
+    profile = {"evidence_source": "cpu_cost_model",
+               "coverage": min(cost_model.coverage(ref_work, work) for work in left.values()),
+               "modeled_speedup": ref_s / max(max(seconds.values()), 1e-12),
+               "generated_launches_train": recorder.counts["train"],
+               "generated_launches_eval": recorder.counts["eval"]}
+    return profile, wrong
 
 
 def check_tampering():
@@ -204,7 +212,11 @@ def evaluate(request: dict, workdir: str, recorder, phase, result: dict, quiet_g
     check_tampering()
     result["launches"] = recorder.records()
     if device == "cpu":
-        result["profile"] = interpreter_profile(reference, candidate, make_inputs(ref_mod, seed, device), recorder)
+        result["profile"], wrong = interpreter_profile(reference, candidate, make_inputs(ref_mod, seed, device),
+                                                       recorder, opts["atol"], opts["rtol"])
+        if wrong:
+            hack(Failure("HACKED", "correctness", "wrong output when profiled: " + wrong,
+                         [{"kind": "profiled_pass_differs", "detail": wrong, "source": "cpu_cost_model"}]))
     silent = [r["mode"] for r in result["launches"] if r["generated_launches"] == 0]
     if silent:
         hack(Failure("HACKED", "correctness",
