@@ -321,5 +321,32 @@ TEST(TraceProfile, RecordedH100TracesSeparateFusedLazyAndForged) {
   EXPECT_EQ(r.verdict(), HACKED);
 }
 
+TEST(TraceProfile, GeneratedKernelsMustBeNamedInTheCandidateSource) {
+  int bad = 0;
+  auto trace = read_trace(source_path("tests/data/traces/matmul_bias_relu_fused.jsonl"), &bad);
+  std::string source = read_text(source_path("tasks/matmul_bias_relu/candidates/fused.py"));
+  auto honest = trace;
+  EXPECT_TRUE(unmark_generated_not_in_source(honest, source).empty());
+  EXPECT_DOUBLE_EQ(profile_from_trace(honest).coverage(), 1.0);
+  // A forged trace: the library's kernels relabelled as the candidate's own.
+  auto forged = read_trace(source_path("tests/data/traces/matmul_bias_relu_lazy.jsonl"), &bad);
+  for (auto& k : forged)
+    k.set_generated(true);
+  std::string lazy_source = read_text(source_path("tasks/matmul_bias_relu/candidates/lazy.py"));
+  EXPECT_DOUBLE_EQ(profile_from_trace(forged).coverage(), 1.0);  // what the forgery claims
+  auto unmarked = unmark_generated_not_in_source(forged, lazy_source);
+  ASSERT_FALSE(unmarked.empty());
+  EXPECT_LT(profile_from_trace(forged).coverage(), 0.02);  // what it is worth after the check
+  // Names count as whole identifiers, and C++ kernels by their demangled function name.
+  std::vector<KernelActivity> kernels(3);
+  kernels[0].set_name("add_kernel");
+  kernels[1].set_name("_Z10add_kernelPfS_i");
+  kernels[2].set_name("add_kernel2");
+  for (auto& k : kernels)
+    k.set_generated(true);
+  EXPECT_EQ(unmark_generated_not_in_source(kernels, "def add_kernel(x):"), std::vector<std::string>{"add_kernel2"});
+  EXPECT_TRUE(kernels[1].generated());
+}
+
 }  // namespace
 }  // namespace kgym::test

@@ -269,7 +269,14 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
   // The CUPTI trace is read here, outside the candidate's process, after it has exited.
   if (fs::exists(workdir / "cupti.jsonl")) {
     int bad_lines = 0;
-    auto report = profile_from_trace(read_trace((workdir / "cupti.jsonl").string(), &bad_lines));
+    auto kernels = read_trace((workdir / "cupti.jsonl").string(), &bad_lines);
+    auto unmarked = unmark_generated_not_in_source(kernels, request.candidate().source());
+    if (!unmarked.empty())
+      add_evidence(&result, "generated_kernel_not_in_source",
+                   "the trace calls kernels generated that the candidate's source does not name: " + unmarked.front() +
+                       (unmarked.size() > 1 ? " and " + std::to_string(unmarked.size() - 1) + " more" : ""),
+                   "cupti");
+    auto report = profile_from_trace(kernels);
     apply_profile_verdict(report, opts.no_hacking_check(), &result);
     if (!options_.trace_archive.empty()) {
       std::string name = request.request_id();

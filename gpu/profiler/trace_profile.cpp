@@ -1,6 +1,9 @@
 #include "gpu/profiler/trace_profile.hpp"
 
+#include <cxxabi.h>
+
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -150,6 +153,50 @@ void apply_profile_verdict(const ProfileReport& profile, bool no_hacking_check, 
     result->set_failed_phase("profile");
     result->set_message("no kernel of the candidate's own ran in " + silent.front() + " mode (CUPTI trace)");
   }
+}
+
+namespace {
+
+bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// The function name a kernel's symbol stands for: demangled, without arguments or scope.
+std::string function_name(const std::string& symbol) {
+  std::string name = symbol;
+  int status = 0;
+  if (char* demangled = abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status)) {
+    name = demangled;
+    std::free(demangled);
+  }
+  name = name.substr(0, name.find('('));
+  auto scope = name.rfind("::");
+  return scope == std::string::npos ? name : name.substr(scope + 2);
+}
+
+bool names_identifier(const std::string& source, const std::string& name) {
+  if (name.empty())
+    return false;
+  for (size_t at = source.find(name); at != std::string::npos; at = source.find(name, at + 1)) {
+    bool starts = at == 0 || !identifier_char(source[at - 1]);
+    bool ends = at + name.size() == source.size() || !identifier_char(source[at + name.size()]);
+    if (starts && ends)
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> unmark_generated_not_in_source(std::vector<KernelActivity>& kernels,
+                                                        const std::string& candidate_source) {
+  std::vector<std::string> unmarked;
+  for (auto& k : kernels) {
+    if (!k.generated() || names_identifier(candidate_source, function_name(k.name())))
+      continue;
+    k.set_generated(false);
+    if (std::find(unmarked.begin(), unmarked.end(), k.name()) == unmarked.end())
+      unmarked.push_back(k.name());
+  }
+  return unmarked;
 }
 
 }  // namespace kgym

@@ -12,6 +12,14 @@ namespace kgym {
 // counted in `bad_lines` and skipped. A missing file gives an empty trace.
 std::vector<KernelActivity> read_trace(const std::string& path, int* bad_lines);
 
+// A cross-check of the trace against the candidate's source: a kernel the trace marks as
+// generated must be named in that source (a Triton kernel's name is its Python function's;
+// a C++ kernel's demangled name is its function's). Kernels that are not lose the mark; their
+// names are returned. The trace is written inside the candidate's process, so this and the
+// timing cross-check are what make forging it pay little, not what make it impossible.
+std::vector<std::string> unmark_generated_not_in_source(std::vector<KernelActivity>& kernels,
+                                                        const std::string& candidate_source);
+
 // GPU time per phase, coverage = generated GPU time / all GPU time of the candidate's
 // forward (phases "train" and "eval"), generated launches per mode, the top kernels.
 ProfileReport profile_from_trace(const std::vector<KernelActivity>& kernels, int top = 8);
