@@ -25,7 +25,8 @@ using clock = std::chrono::steady_clock;
 
 struct iteration_progress {
   std::vector<Episode> episodes;
-  std::optional<clock::time_point> first_start;
+  std::optional<clock::time_point> first_start;  // of its first episode launched here
+  std::optional<clock::time_point> last_end;     // of its last episode to finish
 };
 
 struct run_controller_state {
@@ -69,7 +70,11 @@ void train_ready(self_ptr self) {
   batch.set_iteration(s.next_to_train);
   for (auto& e : it.episodes)
     *batch.add_episodes() = std::move(e);
-  batch.set_wall_s(it.first_start ? std::chrono::duration<double>(clock::now() - *it.first_start).count() : 0.0);
+  // The iteration's own span: its first episode's start to its last episode's end (episodes
+  // of a resumed run that were already stored have neither).
+  batch.set_wall_s(it.first_start && it.last_end
+                       ? std::chrono::duration<double>(*it.last_end - *it.first_start).count()
+                       : 0.0);
   s.iterations.erase(s.next_to_train);
   s.training = true;
   self->request(s.learner, caf::infinite, batch)
@@ -101,7 +106,9 @@ void episode_finished(self_ptr self, Episode episode) {
   --s.in_flight;
   if (s.store)
     s.store->append(episode);  // before anything else: a finished episode is never lost
-  s.iterations[episode.iteration()].episodes.push_back(std::move(episode));
+  auto& it = s.iterations[episode.iteration()];
+  it.last_end = clock::now();
+  it.episodes.push_back(std::move(episode));
   train_ready(self);
   launch(self);
 }
