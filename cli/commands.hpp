@@ -11,5 +11,6 @@ int run_tasks(const std::vector<std::string>& argv);
 int run_train(const std::vector<std::string>& argv);
 int run_report(const std::vector<std::string>& argv);
 int run_top(const std::vector<std::string>& argv);
+int run_serve(const std::vector<std::string>& argv);
 
 }  // namespace kgym::cli

@@ -17,6 +17,7 @@ commands:
   train    train the embedded policy with multi-turn RL through the actor pipeline (the main job)
   report   a training run's metrics as a table and a plot (PNG)
   top      a live view of a running training's episodes
+  serve    the evaluation API for RL frameworks (ZeroMQ; protobuf or JSON frames)
 
 Each candidate runs in a fresh, confined process forked from a pre-imported PyTorch+Triton
 parent; the executor owns every time limit and always answers with a verdict.
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
       {"train", kgym::cli::run_train},
       {"report", kgym::cli::run_report},
       {"top", kgym::cli::run_top},
+      {"serve", kgym::cli::run_serve},
   };
   auto it = commands.find(args[0]);
   if (it == commands.end()) {

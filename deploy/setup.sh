@@ -18,12 +18,14 @@ fi
 PYTHON=${KGYM_PYTHON:-python3}
 if ! "$PYTHON" - <<'PY' 2>/dev/null
 import re, sys, importlib.metadata as md
-want = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", open("deploy/requirements-sandbox.txt").read(), re.M))
+text = open("deploy/requirements-sandbox.txt").read() + open("deploy/requirements-client.txt").read()
+want = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", text, re.M))
 sys.exit(any(md.version(name) != version for name, version in want.items()))
 PY
 then
   echo "kgym setup: installing the sandbox's Python packages into $PYTHON (this takes a minute)"
-  "$PYTHON" -m pip install -q --disable-pip-version-check -r deploy/requirements-sandbox.txt
+  "$PYTHON" -m pip install -q --disable-pip-version-check -r deploy/requirements-sandbox.txt \
+    -r deploy/requirements-client.txt
 fi
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

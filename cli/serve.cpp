@@ -1,0 +1,241 @@
+// kgym serve: the evaluation API for RL frameworks. A ZeroMQ ROUTER endpoint takes
+// EvalRequest frames (protobuf bytes or their JSON mapping) and answers each with one
+// EvalResult, evaluated by this process's executors through the scheduler actor.
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
+
+#include <cerrno>
+#include <csignal>
+#include <deque>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <unordered_map>
+
+#include "actors/gpu_executor.hpp"
+#include "actors/scheduler.hpp"
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "pipeline/eval_api.hpp"
+#include "pipeline/paths.hpp"
+#include "pipeline/task_loader.hpp"
+
+namespace kgym::cli {
+
+namespace {
+
+const char* serve_help = R"(usage: kgym serve [--listen ENDPOINT] [--device cpu|cuda] [--executors N] [options]
+
+Serves evaluations to RL frameworks (verl/OpenRLHF-style trainers using kgym as their reward
+environment). A ZeroMQ ROUTER socket takes EvalRequest frames (messages/kgym.proto: protobuf
+bytes, or its JSON mapping when the frame starts with '{') and answers each with one
+EvalResult in the same encoding. A request names a task of the server's suite (task_id) or
+carries one (task), plus the candidate's source. Refusals (bad frame, too large, unknown
+task, missing fields, wrong secret) are EvalResults with `error` set; the server keeps
+serving. A retried request_id gets the first answer (duplicate: true), never a second run.
+Python client: deploy/client/kgym_client.py. SIGTERM/SIGINT: finish what is in flight, exit.
+
+options:
+  --listen ENDPOINT      ZeroMQ endpoint (default tcp://127.0.0.1:5555; tcp://127.0.0.1:* picks a port)
+  --endpoint-file FILE   write the bound endpoint there (useful with a picked port)
+  --secret-env NAME      require EvalRequest.secret to equal $NAME (default KGYM_API_SECRET if set);
+                         binding beyond loopback without a secret is refused
+  --device cpu|cuda      where candidates run (default cpu)
+  --executors N          sandbox executors (default 2 on cpu, 1 on cuda)
+  --tasks-dir DIR        the suite that task_id refers to (default: the built-in tasks)
+  --max-request-bytes N  larger requests are refused (default 4194304)
+  --eval-cache           answer an identical (task, program) from the first evaluation
+  --gpu-sizes            on cpu, run tasks at their full (GPU) sizes, not their task.json cpu_sizes
+  --python PATH          the Python with torch and triton (default: python3, or $KGYM_PYTHON)
+  --no-cupti             on cuda, do not inject the CUPTI profiler
+)";
+
+volatile std::sig_atomic_t stop_requested = 0;
+void on_signal(int) { stop_requested = 1; }
+
+// Results come back on CAF threads; only the serving thread touches the socket.
+struct finished_queue {
+  std::mutex mutex;
+  std::deque<std::pair<std::string, ExecResult>> items;  // (request_id, result)
+  void push(std::string id, ExecResult r) {
+    std::lock_guard<std::mutex> lock(mutex);
+    items.emplace_back(std::move(id), std::move(r));
+  }
+  std::deque<std::pair<std::string, ExecResult>> take() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return std::exchange(items, {});
+  }
+};
+
+struct waiter {
+  std::vector<zmq::message_t> envelope;  // the ROUTER routing frames of the asking client
+  bool json;
+  bool duplicate;
+};
+
+struct request_state {
+  bool done = false;
+  EvalResult answer;
+  std::vector<waiter> waiters;
+};
+
+std::vector<zmq::message_t> copy_envelope(const std::vector<zmq::message_t>& frames) {
+  std::vector<zmq::message_t> envelope;
+  for (size_t i = 0; i + 1 < frames.size(); ++i)
+    envelope.emplace_back(frames[i].data(), frames[i].size());
+  return envelope;
+}
+
+void reply(zmq::socket_t& socket, std::vector<zmq::message_t> envelope, const EvalResult& result, bool json) {
+  std::string bytes = encode_eval_result(result, json);
+  envelope.emplace_back(bytes.data(), bytes.size());
+  zmq::send_multipart(socket, envelope);
+}
+
+}  // namespace
+
+int run_serve(const std::vector<std::string>& argv) {
+  args a(argv,
+         {"listen", "endpoint-file", "secret-env", "device", "executors", "tasks-dir", "max-request-bytes", "python"},
+         {"help", "eval-cache", "no-cupti", "gpu-sizes"});
+  if (a.has("help")) {
+    std::cout << serve_help;
+    return 0;
+  }
+  std::string endpoint = a.get("listen", "tcp://127.0.0.1:5555");
+  std::string secret_env = a.get("secret-env", "KGYM_API_SECRET");
+  const char* secret_value = std::getenv(secret_env.c_str());
+  std::string secret = secret_value ? secret_value : "";
+  if (a.has("secret-env") && secret.empty())
+    throw std::invalid_argument("--secret-env " + secret_env + ": that variable is not set");
+  if (!is_loopback_endpoint(endpoint) && secret.empty())
+    throw std::invalid_argument("refusing to listen on " + endpoint + " without a secret: set " + secret_env +
+                                " (clients then send it in EvalRequest.secret), or listen on tcp://127.0.0.1");
+  std::string device = a.get("device", "cpu");
+  if (device != "cpu" && device != "cuda")
+    throw std::invalid_argument("--device must be cpu or cuda, got '" + device + "'");
+  size_t max_bytes = static_cast<size_t>(a.number("max-request-bytes", 4 << 20));
+  std::map<std::string, Task> suite;
+  for (const auto& path : find_tasks(a.get("tasks-dir", builtin_tasks_dir()))) {
+    Task task = load_task(path);
+    suite[task.id()] = task;
+  }
+
+  caf::actor_system_config cfg;
+  add_message_types(cfg);
+  caf::actor_system system{cfg};
+  executor_options exec;
+  exec.launch.device = device == "cuda" ? CUDA : CPU;
+  const char* env_python = std::getenv("KGYM_PYTHON");
+  exec.launch.python = a.get("python", env_python && *env_python ? env_python : "python3");
+  exec.launch.sandbox_dir = sandbox_dir();
+  if (device == "cuda" && !a.has("no-cupti"))
+    exec.launch.cupti_library = cupti_library();
+  std::vector<gpu_executor_actor> executors;
+  int n_executors = static_cast<int>(a.number("executors", device == "cuda" ? 1 : 2));
+  for (int i = 0; i < n_executors; ++i)
+    executors.push_back(spawn_gpu_executor(system, exec));
+  auto scheduler = spawn_scheduler(system, executors, scheduler_options{a.has("eval-cache"), {}});
+
+  zmq::context_t context;
+  zmq::socket_t socket(context, zmq::socket_type::router);
+  socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(16 * max_bytes));  // a hard cap on memory
+  socket.set(zmq::sockopt::linger, 1000);
+  socket.bind(endpoint);
+  std::string bound = socket.get(zmq::sockopt::last_endpoint);
+  if (a.has("endpoint-file"))
+    std::ofstream(a.get("endpoint-file")) << bound << "\n";
+  spdlog::info("kgym serve: {} executors on {}, {} tasks, listening on {}{}", n_executors, device, suite.size(), bound,
+               secret.empty() ? "" : " (secret required)");
+  std::signal(SIGTERM, on_signal);
+  std::signal(SIGINT, on_signal);
+
+  auto finished = std::make_shared<finished_queue>();
+  std::unordered_map<std::string, request_state> requests;
+  size_t in_flight = 0, served = 0, refused = 0;
+  while (!stop_requested || in_flight > 0) {
+    for (auto& [id, result] : finished->take()) {
+      auto& state = requests[id];
+      state.done = true;
+      *state.answer.mutable_result() = result;
+      state.answer.set_request_id(id);
+      for (auto& w : state.waiters) {
+        EvalResult answer = state.answer;
+        answer.set_duplicate(w.duplicate);
+        reply(socket, std::move(w.envelope), answer, w.json);
+        ++served;
+      }
+      state.waiters.clear();
+      --in_flight;
+    }
+    zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}};
+    try {
+      zmq::poll(items, 1, std::chrono::milliseconds(20));
+    } catch (const zmq::error_t& e) {
+      if (e.num() == EINTR)
+        continue;  // a signal: the loop condition decides
+      throw;
+    }
+    if (!(items[0].revents & ZMQ_POLLIN))
+      continue;
+    std::vector<zmq::message_t> frames;
+    if (!zmq::recv_multipart(socket, std::back_inserter(frames), zmq::recv_flags::dontwait) || frames.size() < 2)
+      continue;
+    auto decoded = decode_eval_request(frames.back().to_string(), max_bytes);
+    EvalResult refusal;
+    refusal.set_request_id(decoded.request.request_id());
+    if (decoded.error.empty() && stop_requested)
+      decoded.error = "the server is shutting down: send the request to another server";
+    if (decoded.error.empty())
+      decoded.error = check_eval_request(&decoded.request, suite, secret);
+    if (!decoded.error.empty()) {
+      refusal.set_error(decoded.error);
+      reply(socket, copy_envelope(frames), refusal, decoded.json);
+      ++refused;
+      spdlog::info("refused request '{}': {}", decoded.request.request_id(), decoded.error);
+      continue;
+    }
+    const EvalRequest& request = decoded.request;
+    auto& state = requests[request.request_id()];
+    bool duplicate = state.done || !state.waiters.empty();
+    if (state.done) {
+      EvalResult answer = state.answer;
+      answer.set_duplicate(true);
+      reply(socket, copy_envelope(frames), answer, decoded.json);
+      continue;
+    }
+    state.waiters.push_back({copy_envelope(frames), decoded.json, duplicate});
+    if (duplicate)
+      continue;  // the first one's evaluation will answer this one too
+    ExecRequest exec_request;
+    exec_request.set_request_id(request.request_id());
+    *exec_request.mutable_task() = request.task();
+    exec_request.mutable_candidate()->set_id(request.request_id());
+    exec_request.mutable_candidate()->set_source(request.candidate_source());
+    exec_request.set_device(exec.launch.device);
+    *exec_request.mutable_options() = request.options();
+    exec_request.mutable_options()->set_apply_cpu_sizes(device == "cpu" && !a.has("gpu-sizes"));
+    ++in_flight;
+    system.spawn([=](caf::event_based_actor* self) {
+      self->request(scheduler, caf::infinite, exec_request)
+          .then([=](const ExecResult& result) { finished->push(exec_request.request_id(), result); },
+                [=](caf::error& error) {
+                  ExecResult failed;
+                  failed.set_verdict(INTERNAL_ERROR);
+                  failed.set_message("the scheduler failed: " + self->system().render(error));
+                  finished->push(exec_request.request_id(), failed);
+                });
+    });
+  }
+  spdlog::info("kgym serve: stopped after {} answers and {} refusals", served, refused);
+  caf::scoped_actor self{system};
+  for (const auto& e : executors)
+    self->send_exit(e, caf::exit_reason::user_shutdown);
+  self->send_exit(scheduler, caf::exit_reason::user_shutdown);
+  return 0;
+}
+
+}  // namespace kgym::cli

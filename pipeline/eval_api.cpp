@@ -1,0 +1,64 @@
+#include "pipeline/eval_api.hpp"
+
+#include "messages/json.hpp"
+
+namespace kgym {
+
+decoded_request decode_eval_request(const std::string& frame, size_t max_bytes) {
+  decoded_request d;
+  if (frame.size() > max_bytes) {
+    d.error = "request of " + std::to_string(frame.size()) + " bytes is over the server's limit of " +
+              std::to_string(max_bytes) + " bytes (kgym serve --max-request-bytes)";
+    return d;
+  }
+  d.json = !frame.empty() && frame[0] == '{';
+  if (d.json) {
+    std::string error = from_json(frame, &d.request);
+    if (!error.empty())
+      d.error = "the JSON is not an EvalRequest: " + error;
+  } else if (frame.empty() || !d.request.ParseFromString(frame)) {
+    d.error = "the frame is neither EvalRequest protobuf bytes nor its JSON mapping (messages/kgym.proto)";
+  }
+  return d;
+}
+
+std::string check_eval_request(EvalRequest* request, const std::map<std::string, Task>& suite,
+                               const std::string& secret) {
+  if (!secret.empty() && request->secret() != secret)
+    return request->secret().empty() ? "this server requires a secret: set EvalRequest.secret"
+                                     : "wrong secret: the request is refused";
+  if (request->request_id().empty())
+    return "request_id is missing: give every request a unique id (a retry reuses it)";
+  if (request->candidate_source().empty())
+    return "candidate_source is missing: send the Python program that defines ModelNew";
+  if (request->has_task()) {
+    if (request->task().source().empty())
+      return "task.source is missing: send the KernelBench program (Model, get_inputs, get_init_inputs)";
+    if (request->task().id().empty())
+      request->mutable_task()->set_id(request->task_id().empty() ? "client_task" : request->task_id());
+    return "";
+  }
+  if (request->task_id().empty())
+    return "no task: set task_id (one of the server's tasks) or task";
+  auto found = suite.find(request->task_id());
+  if (found == suite.end())
+    return "unknown task '" + request->task_id() + "': the server has " + std::to_string(suite.size()) +
+           " tasks (kgym tasks lists them), or send the task itself";
+  *request->mutable_task() = found->second;
+  return "";
+}
+
+std::string encode_eval_result(const EvalResult& result, bool json) {
+  return json ? to_json(result) : result.SerializeAsString();
+}
+
+bool is_loopback_endpoint(const std::string& endpoint) {
+  if (endpoint.rfind("ipc://", 0) == 0 || endpoint.rfind("inproc://", 0) == 0)
+    return true;
+  for (const char* host : {"tcp://127.0.0.1:", "tcp://localhost:", "tcp://[::1]:"})
+    if (endpoint.rfind(host, 0) == 0)
+      return true;
+  return false;
+}
+
+}  // namespace kgym

@@ -1,0 +1,30 @@
+// The evaluation API's request handling, as pure functions: decoding a frame (protobuf or
+// its JSON mapping), and checking a request before it may use an executor. Every refusal
+// says what is wrong and what to do.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "messages/kgym.pb.h"
+
+namespace kgym {
+
+struct decoded_request {
+  EvalRequest request;
+  bool json = false;   // answer in the JSON mapping too
+  std::string error;   // empty when the frame decoded
+};
+
+decoded_request decode_eval_request(const std::string& frame, size_t max_bytes);
+
+// Fills request->task from `suite` when only task_id is given. Empty string: accepted.
+std::string check_eval_request(EvalRequest* request, const std::map<std::string, Task>& suite,
+                               const std::string& secret);
+
+std::string encode_eval_result(const EvalResult& result, bool json);
+
+// True for tcp://127.0.0.1:PORT, tcp://localhost:PORT, tcp://[::1]:PORT, ipc:// and inproc://.
+bool is_loopback_endpoint(const std::string& endpoint);
+
+}  // namespace kgym
