@@ -1,11 +1,14 @@
-// scheduler: owns the executors and places evaluations on free ones, one at a time per
-// executor, in arrival order. Identical evaluations (same task, same program) in flight at
-// once run once; with the evaluation cache, a program already evaluated on a task is
-// answered from the cache. An executor that fails a request yields an INTERNAL_ERROR
-// result for it (never a lost request).
+// scheduler: the registry of executors on every node, and the placement of evaluations on
+// free ones, one at a time per executor, in arrival order. Executors join (local ones at
+// spawn, remote ones from `kgym worker` over CAF's middleman) and leave (drained: the
+// answer comes once their work in flight is done). Every executor is monitored: work in
+// flight on one that dies or goes silent is placed again, so each request gets exactly one
+// result. Identical evaluations in flight at once run once; with the evaluation cache, a
+// program already evaluated on a task is answered from the cache.
 #pragma once
 
 #include <caf/actor_system.hpp>
+#include <caf/atom.hpp>
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
@@ -19,7 +22,15 @@
 
 namespace kgym {
 
-using scheduler_actor = caf::typed_actor<caf::replies_to<ExecRequest>::with<ExecResult>>;
+using join_atom = caf::atom_constant<caf::atom("join")>;
+using leave_atom = caf::atom_constant<caf::atom("leave")>;
+
+using scheduler_actor =
+    caf::typed_actor<caf::replies_to<ExecRequest>::with<ExecResult>,
+                     // an executor (a gpu_executor_actor) joins, under a name that results carry
+                     caf::reacts_to<join_atom, std::string, caf::strong_actor_ptr>,
+                     // no new work for it; answered once it has nothing in flight
+                     caf::replies_to<leave_atom, caf::strong_actor_ptr>::with<caf::ok_atom>>;
 
 struct scheduler_options {
   bool cache = true;

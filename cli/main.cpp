@@ -17,7 +17,8 @@ commands:
   train    train the embedded policy with multi-turn RL through the actor pipeline (the main job)
   report   a training run's metrics as a table and a plot (PNG)
   top      a live view of a running training's episodes
-  serve    the evaluation API for RL frameworks (ZeroMQ; protobuf or JSON frames)
+  serve    the evaluation API for RL frameworks (ZeroMQ) and the control plane workers join
+  worker   add this node's GPUs or CPU slots to a running kgym serve
 
 Each candidate runs in a fresh, confined process forked from a pre-imported PyTorch+Triton
 parent; the executor owns every time limit and always answers with a verdict.
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
       {"report", kgym::cli::run_report},
       {"top", kgym::cli::run_top},
       {"serve", kgym::cli::run_serve},
+      {"worker", kgym::cli::run_worker},
   };
   auto it = commands.find(args[0]);
   if (it == commands.end()) {

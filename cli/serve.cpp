@@ -2,6 +2,7 @@
 // EvalRequest frames (protobuf bytes or their JSON mapping) and answers each with one
 // EvalResult, evaluated by this process's executors through the scheduler actor.
 #include <caf/all.hpp>
+#include <caf/io/all.hpp>
 #include <spdlog/spdlog.h>
 
 #include <zmq.hpp>
@@ -18,6 +19,7 @@
 #include "actors/gpu_executor.hpp"
 #include "actors/scheduler.hpp"
 #include "cli/args.hpp"
+#include "cli/cluster.hpp"
 #include "cli/commands.hpp"
 #include "pipeline/eval_api.hpp"
 #include "pipeline/paths.hpp"
@@ -27,7 +29,7 @@ namespace kgym::cli {
 
 namespace {
 
-const char* serve_help = R"(usage: kgym serve [--listen ENDPOINT] [--device cpu|cuda] [--executors N] [options]
+const char* serve_help = R"(usage: kgym serve [--api ENDPOINT] [--listen HOST:PORT] [--device cpu|cuda] [--executors N] [options]
 
 Serves evaluations to RL frameworks (verl/OpenRLHF-style trainers using kgym as their reward
 environment). A ZeroMQ ROUTER socket takes EvalRequest frames (messages/kgym.proto: protobuf
@@ -38,13 +40,20 @@ task, missing fields, wrong secret) are EvalResults with `error` set; the server
 serving. A retried request_id gets the first answer (duplicate: true), never a second run.
 Python client: deploy/client/kgym_client.py. SIGTERM/SIGINT: finish what is in flight, exit.
 
+The control plane (the scheduler) also takes executors from other nodes: with --listen,
+`kgym worker --join HOST:PORT` adds a node's GPUs or CPU slots at any time; the scheduler
+monitors them (heartbeats: a node silent for 5 s is dropped) and places again whatever a lost
+one had in flight, so every request still gets exactly one answer.
+
 options:
-  --listen ENDPOINT      ZeroMQ endpoint (default tcp://127.0.0.1:5555; tcp://127.0.0.1:* picks a port)
-  --endpoint-file FILE   write the bound endpoint there (useful with a picked port)
+  --api ENDPOINT         ZeroMQ endpoint (default tcp://127.0.0.1:5555; tcp://127.0.0.1:* picks a port)
+  --endpoint-file FILE   write the bound API endpoint there (useful with a picked port)
+  --listen HOST:PORT     accept workers there (CAF middleman; port 0 picks one)
+  --listen-file FILE     write the workers' port there
   --secret-env NAME      require EvalRequest.secret to equal $NAME (default KGYM_API_SECRET if set);
                          binding beyond loopback without a secret is refused
   --device cpu|cuda      where candidates run (default cpu)
-  --executors N          sandbox executors (default 2 on cpu, 1 on cuda)
+  --executors N          executors in this process (default 2 on cpu, 1 on cuda; 0: workers only)
   --tasks-dir DIR        the suite that task_id refers to (default: the built-in tasks)
   --max-request-bytes N  larger requests are refused (default 4194304)
   --eval-cache           answer an identical (task, program) from the first evaluation
@@ -99,21 +108,22 @@ void reply(zmq::socket_t& socket, std::vector<zmq::message_t> envelope, const Ev
 
 int run_serve(const std::vector<std::string>& argv) {
   args a(argv,
-         {"listen", "endpoint-file", "secret-env", "device", "executors", "tasks-dir", "max-request-bytes", "python"},
+         {"api", "endpoint-file", "listen", "listen-file", "secret-env", "device", "executors", "tasks-dir",
+          "max-request-bytes", "python"},
          {"help", "eval-cache", "no-cupti", "gpu-sizes"});
   if (a.has("help")) {
     std::cout << serve_help;
     return 0;
   }
-  std::string endpoint = a.get("listen", "tcp://127.0.0.1:5555");
+  std::string endpoint = a.get("api", "tcp://127.0.0.1:5555");
   std::string secret_env = a.get("secret-env", "KGYM_API_SECRET");
   const char* secret_value = std::getenv(secret_env.c_str());
   std::string secret = secret_value ? secret_value : "";
   if (a.has("secret-env") && secret.empty())
     throw std::invalid_argument("--secret-env " + secret_env + ": that variable is not set");
   if (!is_loopback_endpoint(endpoint) && secret.empty())
-    throw std::invalid_argument("refusing to listen on " + endpoint + " without a secret: set " + secret_env +
-                                " (clients then send it in EvalRequest.secret), or listen on tcp://127.0.0.1");
+    throw std::invalid_argument("refusing to serve the API on " + endpoint + " without a secret: set " + secret_env +
+                                " (clients then send it in EvalRequest.secret), or use tcp://127.0.0.1");
   std::string device = a.get("device", "cpu");
   if (device != "cpu" && device != "cuda")
     throw std::invalid_argument("--device must be cpu or cuda, got '" + device + "'");
@@ -125,7 +135,7 @@ int run_serve(const std::vector<std::string>& argv) {
   }
 
   caf::actor_system_config cfg;
-  add_message_types(cfg);
+  configure_cluster(cfg);
   caf::actor_system system{cfg};
   executor_options exec;
   exec.launch.device = device == "cuda" ? CUDA : CPU;
@@ -139,6 +149,16 @@ int run_serve(const std::vector<std::string>& argv) {
   for (int i = 0; i < n_executors; ++i)
     executors.push_back(spawn_gpu_executor(system, exec));
   auto scheduler = spawn_scheduler(system, executors, scheduler_options{a.has("eval-cache"), {}});
+  if (a.has("listen")) {
+    auto [host, port] = parse_host_port(a.get("listen"));
+    auto published = system.middleman().publish(scheduler, port, host.c_str(), true);
+    if (!published)
+      throw std::runtime_error("cannot listen for workers on " + a.get("listen") + ": " +
+                               system.render(published.error()));
+    if (a.has("listen-file"))
+      std::ofstream(a.get("listen-file")) << *published << "\n";
+    spdlog::info("kgym serve: workers join at {}:{}", host, *published);
+  }
 
   zmq::context_t context;
   zmq::socket_t socket(context, zmq::socket_type::router);

@@ -18,6 +18,7 @@
 
 #include "messages/json.hpp"
 #include "messages/kgym.pb.h"
+#include "tests/api_support.hpp"
 #include "tests/test_support.hpp"
 
 namespace kgym::test {
@@ -25,86 +26,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-
-struct server {
-  pid_t pid = -1;
-  std::string endpoint;
-};
-
-server start_server(const std::string& name, const std::vector<std::string>& extra, const char* secret = nullptr) {
-  std::string file = (fs::temp_directory_path() / ("kgym-serve-" + std::to_string(::getpid()) + "-" + name)).string();
-  fs::remove(file);
-  std::vector<std::string> args = {KGYM_BINARY, "serve", "--listen", "tcp://127.0.0.1:*", "--endpoint-file", file};
-  args.insert(args.end(), extra.begin(), extra.end());
-  server s;
-  s.pid = ::fork();
-  if (s.pid == 0) {
-    if (secret)
-      ::setenv("KGYM_API_SECRET", secret, 1);
-    else
-      ::unsetenv("KGYM_API_SECRET");
-    std::vector<char*> argv;
-    for (auto& arg : args)
-      argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  for (int i = 0; i < 300 && s.endpoint.empty(); ++i) {
-    std::this_thread::sleep_for(100ms);
-    std::ifstream(file) >> s.endpoint;
-  }
-  return s;
-}
-
-int stop_server(const server& s) {
-  ::kill(s.pid, SIGTERM);
-  int status = 0;
-  ::waitpid(s.pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-class client {
- public:
-  explicit client(const std::string& endpoint) : socket_(context_, zmq::socket_type::dealer) {
-    socket_.set(zmq::sockopt::linger, 0);
-    socket_.connect(endpoint);
-  }
-  void send(const std::string& frame) { socket_.send(zmq::buffer(frame), zmq::send_flags::none); }
-  void send(const EvalRequest& r, bool json = true) { send(json ? to_json(r) : r.SerializeAsString()); }
-  // The next answer, decoded from JSON or protobuf; fails the test after `timeout`.
-  EvalResult receive(std::chrono::seconds timeout = 240s) {
-    zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0}};
-    zmq::poll(items, 1, std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
-    EvalResult r;
-    if (!(items[0].revents & ZMQ_POLLIN)) {
-      ADD_FAILURE() << "no answer within " << timeout.count() << " s";
-      r.set_error("timeout");
-      return r;
-    }
-    zmq::message_t message;
-    (void)socket_.recv(message);
-    std::string frame = message.to_string();
-    if (!frame.empty() && frame[0] == '{')
-      EXPECT_EQ(from_json(frame, &r), "") << frame;
-    else
-      EXPECT_TRUE(r.ParseFromString(frame));
-    return r;
-  }
-
- private:
-  zmq::context_t context_;
-  zmq::socket_t socket_;
-};
-
-EvalRequest request(const std::string& id, const std::string& task, const std::string& candidate) {
-  EvalRequest r;
-  r.set_request_id(id);
-  r.set_task_id(task);
-  r.set_candidate_source(read_text(source_path("tasks/" + task + "/candidates/" + candidate + ".py")));
-  r.mutable_options()->set_correctness_trials(2);
-  return r;
-}
 
 TEST(ServeApi, AnswersEveryRequestOnceAndRefusesBadInputClearly) {
   server s = start_server("main", {"--executors", "2"});
@@ -171,7 +92,7 @@ TEST(ServeApi, AnswersEveryRequestOnceAndRefusesBadInputClearly) {
   EvalResult after = c.receive();
   EXPECT_EQ(after.request_id(), "after");
   EXPECT_EQ(Verdict_Name(after.result().verdict()), "OK") << after.error() << after.result().message();
-  EXPECT_EQ(stop_server(s), 0);
+  EXPECT_EQ(stop_process(s.pid), 0);
 }
 
 TEST(ServeApi, SecretsAreRequiredWhereConfigured) {
@@ -191,12 +112,12 @@ TEST(ServeApi, SecretsAreRequiredWhereConfigured) {
   EvalResult ok = c.receive();
   EXPECT_EQ(ok.error(), "");
   EXPECT_EQ(Verdict_Name(ok.result().verdict()), "OK");
-  EXPECT_EQ(stop_server(s), 0);
+  EXPECT_EQ(stop_process(s.pid), 0);
 
   // Beyond loopback without a secret: refused at start, with the way out in the message.
   std::string out;
-  FILE* pipe = ::popen((std::string("env -u KGYM_API_SECRET ") + KGYM_BINARY +
-                        " serve --listen tcp://0.0.0.0:0 2>&1; echo exit=$?").c_str(), "r");
+  FILE* pipe = ::popen(("env -u KGYM_API_SECRET " + kgym_binary() +
+                        " serve --api tcp://0.0.0.0:0 2>&1; echo exit=$?").c_str(), "r");
   char buffer[512];
   while (pipe && fgets(buffer, sizeof buffer, pipe))
     out += buffer;

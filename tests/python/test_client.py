@@ -25,7 +25,7 @@ class ClientAgainstServer(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.endpoint_file = tempfile.mktemp(prefix="kgym-client-endpoint-")
-        cls.server = subprocess.Popen([KGYM, "serve", "--listen", "tcp://127.0.0.1:*", "--endpoint-file",
+        cls.server = subprocess.Popen([KGYM, "serve", "--api", "tcp://127.0.0.1:*", "--endpoint-file",
                                        cls.endpoint_file, "--executors", "2"],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(300):

@@ -1,0 +1,129 @@
+// kgym worker: adds this node's executors to a running `kgym serve` (CAF's middleman). One
+// executor per GPU (or per CPU slot); each joins the scheduler, which monitors it. SIGTERM or
+// SIGINT: leave (no new work), finish what is in flight, exit.
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "actors/gpu_executor.hpp"
+#include "actors/scheduler.hpp"
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "cli/cluster.hpp"
+#include "pipeline/paths.hpp"
+
+namespace kgym::cli {
+
+namespace {
+
+const char* worker_help = R"(usage: kgym worker --join HOST:PORT [--cpu-slots N | --gpus LIST|all] [--name NAME]
+
+Starts one sandbox executor per GPU (or per CPU slot) on this node and registers them with
+the scheduler of the `kgym serve --listen HOST:PORT` running there. The scheduler places work
+on them, monitors them, and places again whatever a lost worker had in flight. SIGTERM or
+SIGINT drains: no new work, the evaluations in flight finish and are answered, then it exits.
+
+options:
+  --join HOST:PORT       the control plane (kgym serve --listen)
+  --cpu-slots N          N executors on the CPU (Triton's interpreter); the default without --gpus: 1
+  --gpus LIST|all        one CUDA executor per GPU: "0,1,3" or "all" (nvidia-smi counts them)
+  --name NAME            how results name this worker's executors (default: hostname-pid)
+  --python PATH          the Python with torch and triton (default: python3, or $KGYM_PYTHON)
+  --no-cupti             on cuda, do not inject the CUPTI profiler
+)";
+
+volatile std::sig_atomic_t stop_requested = 0;
+void on_signal(int) { stop_requested = 1; }
+
+std::vector<int> gpu_list(const std::string& spec) {
+  std::vector<int> gpus;
+  if (spec == "all") {
+    FILE* pipe = ::popen("nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null", "r");
+    int index;
+    while (pipe && std::fscanf(pipe, "%d", &index) == 1)
+      gpus.push_back(index);
+    if (pipe)
+      ::pclose(pipe);
+    if (gpus.empty())
+      throw std::invalid_argument("--gpus all: nvidia-smi lists no GPU on this node");
+    return gpus;
+  }
+  std::stringstream in(spec);
+  std::string item;
+  while (std::getline(in, item, ','))
+    gpus.push_back(std::stoi(item));
+  return gpus;
+}
+
+}  // namespace
+
+int run_worker(const std::vector<std::string>& argv) {
+  args a(argv, {"join", "cpu-slots", "gpus", "name", "python"}, {"help", "no-cupti"});
+  if (a.has("help") || !a.has("join")) {
+    std::cout << worker_help;
+    return a.has("help") ? 0 : 2;
+  }
+  auto [host, port] = parse_host_port(a.get("join"));
+  char hostname[256] = "node";
+  ::gethostname(hostname, sizeof hostname - 1);
+  std::string name = a.get("name", std::string(hostname) + "-" + std::to_string(::getpid()));
+
+  caf::actor_system_config cfg;
+  configure_cluster(cfg);
+  caf::actor_system system{cfg};
+  auto scheduler = system.middleman().remote_actor<scheduler_actor>(host, port);
+  if (!scheduler)
+    throw std::runtime_error("cannot reach kgym serve at " + a.get("join") + ": " + system.render(scheduler.error()) +
+                             " (is it running with --listen " + a.get("join") + "?)");
+  executor_options exec;
+  const char* env_python = std::getenv("KGYM_PYTHON");
+  exec.launch.python = a.get("python", env_python && *env_python ? env_python : "python3");
+  exec.launch.sandbox_dir = sandbox_dir();
+  std::vector<std::pair<std::string, gpu_executor_actor>> executors;
+  if (a.has("gpus")) {
+    exec.launch.device = CUDA;
+    if (!a.has("no-cupti"))
+      exec.launch.cupti_library = cupti_library();
+    for (int gpu : gpu_list(a.get("gpus"))) {
+      exec.launch.gpu = gpu;
+      executors.emplace_back(name + "#gpu" + std::to_string(gpu), spawn_gpu_executor(system, exec));
+    }
+  } else {
+    exec.launch.device = CPU;
+    int slots = static_cast<int>(a.number("cpu-slots", 1));
+    for (int i = 0; i < slots; ++i)
+      executors.emplace_back(name + "#cpu" + std::to_string(i), spawn_gpu_executor(system, exec));
+  }
+  caf::scoped_actor self{system};
+  self->monitor(*scheduler);
+  for (const auto& [executor_name, executor] : executors)
+    self->send(*scheduler, join_atom::value, executor_name, caf::actor_cast<caf::strong_actor_ptr>(executor));
+  spdlog::info("kgym worker {}: {} executors joined {}", name, executors.size(), a.get("join"));
+  std::signal(SIGTERM, on_signal);
+  std::signal(SIGINT, on_signal);
+  bool control_plane_gone = false;
+  while (!stop_requested && !control_plane_gone)
+    self->receive_while([&] { return !stop_requested && !control_plane_gone; })(
+        [&](caf::down_msg&) { control_plane_gone = true; },
+        caf::after(std::chrono::milliseconds(200)) >> [] {});
+  if (!control_plane_gone) {
+    spdlog::info("kgym worker {}: draining", name);
+    for (const auto& [executor_name, executor] : executors)
+      self->request(*scheduler, caf::infinite, leave_atom::value, caf::actor_cast<caf::strong_actor_ptr>(executor))
+          .receive([](caf::ok_atom) {}, [](caf::error&) {});
+  } else {
+    spdlog::warn("kgym worker {}: the control plane is gone", name);
+  }
+  for (const auto& [executor_name, executor] : executors)
+    self->send_exit(executor, caf::exit_reason::user_shutdown);
+  spdlog::info("kgym worker {}: stopped", name);
+  return control_plane_gone ? 1 : 0;
+}
+
+}  // namespace kgym::cli

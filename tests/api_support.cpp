@@ -1,0 +1,112 @@
+#include "tests/api_support.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "messages/json.hpp"
+#include "tests/test_support.hpp"
+
+namespace kgym::test {
+
+namespace fs = std::filesystem;
+
+std::string kgym_binary() { return KGYM_BINARY; }
+
+pid_t start_kgym(const std::vector<std::string>& args, const std::string& log) {
+  std::vector<std::string> full = {KGYM_BINARY};
+  full.insert(full.end(), args.begin(), args.end());
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (!log.empty()) {
+      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+    }
+    std::vector<char*> argv;
+    for (auto& arg : full)
+      argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+std::string wait_for_line(const std::string& path, std::chrono::seconds timeout) {
+  std::string line;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (line.empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::ifstream(path) >> line;
+  }
+  return line;
+}
+
+server start_server(const std::string& name, const std::vector<std::string>& extra, const char* secret) {
+  std::string file = (fs::temp_directory_path() / ("kgym-serve-" + std::to_string(::getpid()) + "-" + name)).string();
+  fs::remove(file);
+  std::vector<std::string> args = {"serve", "--api", "tcp://127.0.0.1:*", "--endpoint-file", file};
+  args.insert(args.end(), extra.begin(), extra.end());
+  if (secret)
+    ::setenv("KGYM_API_SECRET", secret, 1);
+  else
+    ::unsetenv("KGYM_API_SECRET");
+  server s;
+  s.pid = start_kgym(args, (fs::temp_directory_path() / ("kgym-serve-" + name + ".log")).string());
+  ::unsetenv("KGYM_API_SECRET");
+  s.endpoint = wait_for_line(file);
+  return s;
+}
+
+int stop_process(pid_t pid) {
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+client::client(const std::string& endpoint) : socket_(context_, zmq::socket_type::dealer) {
+  socket_.set(zmq::sockopt::linger, 0);
+  socket_.connect(endpoint);
+}
+
+void client::send(const std::string& frame) { socket_.send(zmq::buffer(frame), zmq::send_flags::none); }
+
+void client::send(const EvalRequest& r, bool json) { send(json ? to_json(r) : r.SerializeAsString()); }
+
+EvalResult client::receive(std::chrono::seconds timeout) {
+  zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0}};
+  zmq::poll(items, 1, std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+  EvalResult r;
+  if (!(items[0].revents & ZMQ_POLLIN)) {
+    ADD_FAILURE() << "no answer within " << timeout.count() << " s";
+    r.set_error("timeout");
+    return r;
+  }
+  zmq::message_t message;
+  (void)socket_.recv(message);
+  std::string frame = message.to_string();
+  if (!frame.empty() && frame[0] == '{')
+    EXPECT_EQ(from_json(frame, &r), "") << frame;
+  else
+    EXPECT_TRUE(r.ParseFromString(frame));
+  return r;
+}
+
+EvalRequest request(const std::string& id, const std::string& task, const std::string& candidate) {
+  EvalRequest r;
+  r.set_request_id(id);
+  r.set_task_id(task);
+  r.set_candidate_source(read_text(source_path("tasks/" + task + "/candidates/" + candidate + ".py")));
+  r.mutable_options()->set_correctness_trials(2);
+  return r;
+}
+
+}  // namespace kgym::test

@@ -1,0 +1,50 @@
+// Helpers for the tests that run kgym's servers as processes and talk to them over ZeroMQ.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "messages/kgym.pb.h"
+
+namespace kgym::test {
+
+struct server {
+  pid_t pid = -1;
+  std::string endpoint;  // what the server wrote to its endpoint file
+};
+
+// Runs `kgym serve --api tcp://127.0.0.1:* --endpoint-file F <extra...>` and waits for F.
+// `secret`: KGYM_API_SECRET for the server (unset when null).
+server start_server(const std::string& name, const std::vector<std::string>& extra, const char* secret = nullptr);
+
+// The kgym binary under test.
+std::string kgym_binary();
+
+// Runs `kgym <args...>` (stderr to `log`, if given) and returns its pid.
+pid_t start_kgym(const std::vector<std::string>& args, const std::string& log = "");
+
+// The first line of `path`, waiting up to `timeout` for it to appear.
+std::string wait_for_line(const std::string& path, std::chrono::seconds timeout = std::chrono::seconds(30));
+
+// SIGTERM, then the exit code (128 + signal when killed).
+int stop_process(pid_t pid);
+
+class client {
+ public:
+  explicit client(const std::string& endpoint);
+  void send(const std::string& frame);
+  void send(const EvalRequest& r, bool json = true);
+  // The next answer, decoded from JSON or protobuf; a test failure after `timeout`.
+  EvalResult receive(std::chrono::seconds timeout = std::chrono::seconds(240));
+
+ private:
+  zmq::context_t context_;
+  zmq::socket_t socket_;
+};
+
+// A request for a shipped candidate of a built-in task (2 correctness trials).
+EvalRequest request(const std::string& id, const std::string& task, const std::string& candidate);
+
+}  // namespace kgym::test

@@ -1,0 +1,133 @@
+// Many processes on loopback, as a deployment runs them: one `kgym serve` (control plane, no
+// executors of its own) and three `kgym worker`s with a CPU slot each; 500 evaluations through
+// the API; one worker SIGKILLed while it evaluates, a fourth joining mid-run. Every request is
+// answered exactly once with the right verdict, and the late worker gets work.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "pipeline/task_loader.hpp"
+#include "tests/api_support.hpp"
+#include "tests/test_support.hpp"
+
+namespace kgym::test {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+Verdict expected_verdict(const std::string& candidate) {
+  if (candidate == "wrong")
+    return INCORRECT;
+  if (candidate.rfind("cheat", 0) == 0 || candidate == "identity")
+    return HACKED;
+  return OK;
+}
+
+std::string read_all(const std::string& path) {
+  std::stringstream text;
+  text << std::ifstream(path).rdbuf();
+  return text.str();
+}
+
+TEST(Cluster, ExactlyOnceWithAWorkerKilledAndOneJoining) {
+  std::string tmp = fs::temp_directory_path().string() + "/kgym-cluster-" + std::to_string(::getpid());
+  fs::create_directories(tmp);
+  server s = start_server("cluster", {"--executors", "0", "--eval-cache", "--listen", "127.0.0.1:0",
+                                      "--listen-file", tmp + "/port"});
+  ASSERT_FALSE(s.endpoint.empty());
+  std::string join = "127.0.0.1:" + wait_for_line(tmp + "/port");
+  std::map<std::string, pid_t> workers;
+  for (const std::string name : {"w1", "w2", "w3"})
+    workers[name] = start_kgym({"worker", "--join", join, "--name", name}, tmp + "/" + name + ".log");
+
+  std::vector<std::pair<std::string, std::string>> programs;  // (task, candidate)
+  for (const std::string task : {"gelu_scale_residual", "softmax_rows", "rmsnorm_rows", "mse_loss"})
+    for (const auto& path : find_candidates(source_path("tasks/" + task)))
+      programs.emplace_back(task, fs::path(path).stem().string());
+  client c(s.endpoint);
+  std::map<std::string, Verdict> expected;
+  for (int i = 0; i < 500; ++i) {
+    const auto& [task, candidate] = programs[i % programs.size()];
+    std::string id = "r" + std::to_string(i) + "-" + task + "-" + candidate;
+    expected[id] = expected_verdict(candidate);
+    c.send(request(id, task, candidate), i % 2 == 0);
+  }
+
+  std::map<std::string, int> answered;
+  std::map<std::string, int> by_worker;
+  for (size_t n = 0; n < expected.size(); ++n) {
+    EvalResult r = c.receive(300s);
+    ASSERT_EQ(r.error(), "") << "request " << r.request_id();
+    ++answered[r.request_id()];
+    ++by_worker[r.result().executor().substr(0, 2)];
+    EXPECT_EQ(Verdict_Name(r.result().verdict()), Verdict_Name(expected[r.request_id()]))
+        << r.request_id() << ": " << r.result().message();
+    if (n == 0) {  // w1 is busy with the next program now: kill it, and let w4 join
+      ::kill(workers["w1"], SIGKILL);
+      workers["w4"] = start_kgym({"worker", "--join", join, "--name", "w4"}, tmp + "/w4.log");
+    }
+  }
+  for (const auto& [id, verdict] : expected)
+    EXPECT_EQ(answered[id], 1) << id;
+  EXPECT_GT(by_worker["w4"], 0) << "the worker that joined mid-run got no work";
+  std::string serve_log = read_all(fs::temp_directory_path().string() + "/kgym-serve-cluster.log");
+  EXPECT_NE(serve_log.find("executor w1#cpu0 lost"), std::string::npos) << serve_log;
+  EXPECT_NE(serve_log.find("placed again"), std::string::npos) << serve_log;
+
+  int status = 0;
+  ::waitpid(workers["w1"], &status, 0);
+  for (const std::string name : {"w2", "w3", "w4"})
+    EXPECT_EQ(stop_process(workers[name]), 0) << name << " did not drain cleanly";
+  EXPECT_EQ(stop_process(s.pid), 0);
+  fs::remove_all(tmp);
+}
+
+// A node that goes silent without closing its connection (SIGSTOP) is dropped after the
+// middleman's connection timeout, and its work is placed on the others.
+TEST(Cluster, ASilentWorkerIsDroppedAndItsWorkPlacedAgain) {
+  std::string tmp = fs::temp_directory_path().string() + "/kgym-silent-" + std::to_string(::getpid());
+  fs::create_directories(tmp);
+  server s = start_server("silent", {"--executors", "0", "--listen", "127.0.0.1:0", "--listen-file", tmp + "/port"});
+  ASSERT_FALSE(s.endpoint.empty());
+  std::string join = "127.0.0.1:" + wait_for_line(tmp + "/port");
+  pid_t quiet = start_kgym({"worker", "--join", join, "--name", "quiet"}, tmp + "/quiet.log");
+  pid_t steady = start_kgym({"worker", "--join", join, "--name", "steady"}, tmp + "/steady.log");
+  std::this_thread::sleep_for(2s);
+  client c(s.endpoint);
+  std::vector<std::string> candidates = {"fused", "lazy", "wrong", "cheat", "fused", "lazy"};
+  for (size_t i = 0; i < candidates.size(); ++i)
+    c.send(request("s" + std::to_string(i), "gelu_scale_residual", candidates[i]));
+  std::this_thread::sleep_for(1500ms);  // both workers are evaluating now
+  ::kill(quiet, SIGSTOP);
+  auto started = std::chrono::steady_clock::now();
+  std::map<std::string, int> answered;
+  for (size_t n = 0; n < candidates.size(); ++n) {
+    EvalResult r = c.receive(120s);
+    ASSERT_EQ(r.error(), "");
+    ++answered[r.request_id()];
+    EXPECT_EQ(Verdict_Name(r.result().verdict()), Verdict_Name(expected_verdict(candidates[std::stoi(r.request_id().substr(1))])));
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(answered.size(), candidates.size());
+  std::string serve_log = read_all(fs::temp_directory_path().string() + "/kgym-serve-silent.log");
+  EXPECT_NE(serve_log.find("executor quiet#cpu0 lost"), std::string::npos) << serve_log;
+  EXPECT_LT(seconds, 90) << "the silent worker held its work too long";
+  ::kill(quiet, SIGKILL);
+  ::kill(quiet, SIGCONT);
+  int status = 0;
+  ::waitpid(quiet, &status, 0);
+  EXPECT_EQ(stop_process(steady), 0);
+  EXPECT_EQ(stop_process(s.pid), 0);
+  fs::remove_all(tmp);
+}
+
+}  // namespace
+}  // namespace kgym::test
