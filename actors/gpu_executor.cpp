@@ -2,6 +2,7 @@
 
 #include <caf/all.hpp>
 
+#include <chrono>
 #include <memory>
 
 namespace kgym {
@@ -21,7 +22,25 @@ gpu_executor_actor::behavior_type gpu_executor_impl(
   };
 }
 
+gpu_executor_actor::behavior_type null_executor(gpu_executor_actor::pointer) {
+  return {[](const ExecRequest& request) -> ExecResult {
+    ExecResult r;
+    (*r.mutable_harness_seconds())["executor_start_unix"] =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    r.set_request_id(request.request_id());
+    r.set_task_id(request.task().id());
+    r.set_candidate_id(request.candidate().id());
+    r.set_verdict(OK);
+    r.set_correct(true);
+    r.set_speedup(2.0);
+    r.mutable_profile()->set_coverage(1.0);
+    return r;
+  }};
+}
+
 }  // namespace
+
+gpu_executor_actor spawn_null_executor(caf::actor_system& system) { return system.spawn(null_executor); }
 
 gpu_executor_actor spawn_gpu_executor(caf::actor_system& system, executor_options options) {
   return system.spawn<caf::detached>(gpu_executor_impl, std::move(options));

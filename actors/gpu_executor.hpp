@@ -17,4 +17,8 @@ using gpu_executor_actor = caf::typed_actor<caf::replies_to<ExecRequest>::with<E
 // Spawned detached: an evaluation blocks for seconds and must not hold a scheduler thread.
 gpu_executor_actor spawn_gpu_executor(caf::actor_system& system, executor_options options);
 
+// For measuring the control plane only: answers at once without running anything (OK,
+// speedup 2, coverage 1), stamping harness_seconds["executor_start_unix"].
+gpu_executor_actor spawn_null_executor(caf::actor_system& system);
+
 }  // namespace kgym

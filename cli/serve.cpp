@@ -8,6 +8,9 @@
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <csignal>
 #include <deque>
@@ -65,15 +68,24 @@ options:
 volatile std::sig_atomic_t stop_requested = 0;
 void on_signal(int) { stop_requested = 1; }
 
-// Results come back on CAF threads; only the serving thread touches the socket.
+// Results come back on CAF threads; only the serving thread touches the socket. An eventfd
+// wakes that thread's poll as soon as a result is queued.
 struct finished_queue {
   std::mutex mutex;
   std::deque<std::pair<std::string, ExecResult>> items;  // (request_id, result)
+  int wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  ~finished_queue() { ::close(wake_fd); }
   void push(std::string id, ExecResult r) {
-    std::lock_guard<std::mutex> lock(mutex);
-    items.emplace_back(std::move(id), std::move(r));
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      items.emplace_back(std::move(id), std::move(r));
+    }
+    uint64_t one = 1;
+    (void)!::write(wake_fd, &one, sizeof one);
   }
   std::deque<std::pair<std::string, ExecResult>> take() {
+    uint64_t count;
+    (void)!::read(wake_fd, &count, sizeof count);
     std::lock_guard<std::mutex> lock(mutex);
     return std::exchange(items, {});
   }
@@ -191,9 +203,9 @@ int run_serve(const std::vector<std::string>& argv) {
       state.waiters.clear();
       --in_flight;
     }
-    zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}};
+    zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, finished->wake_fd, ZMQ_POLLIN, 0}};
     try {
-      zmq::poll(items, 1, std::chrono::milliseconds(20));
+      zmq::poll(items, 2, std::chrono::milliseconds(200));
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR)
         continue;  // a signal: the loop condition decides

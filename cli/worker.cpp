@@ -36,6 +36,8 @@ options:
   --name NAME            how results name this worker's executors (default: hostname-pid)
   --python PATH          the Python with torch and triton (default: python3, or $KGYM_PYTHON)
   --no-cupti             on cuda, do not inject the CUPTI profiler
+  --null-executor        executors that answer at once without running anything: only for
+                         measuring the control plane (bench/dispatch_bench.py)
 )";
 
 volatile std::sig_atomic_t stop_requested = 0;
@@ -64,7 +66,7 @@ std::vector<int> gpu_list(const std::string& spec) {
 }  // namespace
 
 int run_worker(const std::vector<std::string>& argv) {
-  args a(argv, {"join", "cpu-slots", "gpus", "name", "python"}, {"help", "no-cupti"});
+  args a(argv, {"join", "cpu-slots", "gpus", "name", "python"}, {"help", "no-cupti", "null-executor"});
   if (a.has("help") || !a.has("join")) {
     std::cout << worker_help;
     return a.has("help") ? 0 : 2;
@@ -86,7 +88,11 @@ int run_worker(const std::vector<std::string>& argv) {
   exec.launch.python = a.get("python", env_python && *env_python ? env_python : "python3");
   exec.launch.sandbox_dir = sandbox_dir();
   std::vector<std::pair<std::string, gpu_executor_actor>> executors;
-  if (a.has("gpus")) {
+  if (a.has("null-executor")) {
+    int slots = static_cast<int>(a.number("cpu-slots", 1));
+    for (int i = 0; i < slots; ++i)
+      executors.emplace_back(name + "#null" + std::to_string(i), spawn_null_executor(system));
+  } else if (a.has("gpus")) {
     exec.launch.device = CUDA;
     if (!a.has("no-cupti"))
       exec.launch.cupti_library = cupti_library();

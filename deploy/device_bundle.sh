@@ -18,3 +18,6 @@ strip --strip-debug -o .debs/build/kgym build/kgym
 strip --strip-debug -o .debs/build/control_plane_bench build/control_plane_bench
 for t in build/tests/*_test; do strip --strip-debug -o ".debs/build/tests/$(basename "$t")" "$t"; done
 du -sh .debs/build
+# The API client's one dependency, for the GPU machine's Python 3.12 (it has no internet).
+python3 -m pip download -q --only-binary=:all: --python-version 3.12 --platform manylinux_2_28_x86_64 \
+  -d .debs/wheels -r deploy/requirements-client.txt

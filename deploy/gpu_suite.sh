@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the GPU test suite, a short `kgym train --device cuda` and the GPU benchmark in one
-# call, on a machine with a GPU (KGYM_SKIP_TESTS/KGYM_SKIP_TRAIN/KGYM_SKIP_BENCH=1 leave one out).
+# call, on a machine with a GPU, then the control-plane benchmarks (KGYM_SKIP_TESTS, _TRAIN,
+# _DISPATCH, _BENCH=1 leave one out).
 # Built elsewhere: carry build/ and .debs/ (deploy/device_bundle.sh) and run this there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +34,12 @@ if [ "${KGYM_SKIP_TRAIN:-0}" != 1 ]; then
     --task softmax_rows --task mse_loss 2>&1 | tee "$out/train.log" || status=1
   build/kgym report "$out/train-run" 2>&1 | tee "$out/train-report.txt" || status=1
   rm -f "$out/train-run/episodes.pb"  # large; the metrics, config, log and plot come back
+fi
+if [ "${KGYM_SKIP_DISPATCH:-0}" != 1 ]; then
+  # serve + worker processes with null executors: the control plane across processes.
+  python3 -c "import zmq" 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels pyzmq
+  build/control_plane_bench 2>&1 | tee "$out/control_plane.txt"
+  python3 bench/dispatch_bench.py --kgym build/kgym 2>&1 | tee "$out/dispatch.txt" || status=1
 fi
 if [ "${KGYM_SKIP_BENCH:-0}" != 1 ]; then
   python3 bench/eval_throughput.py --device cuda --kgym build/kgym --out "$out" 2>&1 | tee "$out/bench.log" || status=1

@@ -1,0 +1,127 @@
+"""Dispatch overhead and scaling of `kgym serve` + `kgym worker`, with executors that answer at
+once (`kgym worker --null-executor`), so what is measured is the control plane: the ZeroMQ
+API, the scheduler, CAF's middleman between processes.
+
+- latency: one request at a time; request in -> executor start, and result out (executor
+  start -> answer at the client), p50 and p99, through 1 worker process;
+- throughput: answers/s with 2000 requests in flight, as worker processes grow (1, 2, 4, 8,
+  16, one executor each); the baseline is the 1-worker figure of the same run.
+
+    python3 bench/dispatch_bench.py [--kgym build/kgym] [--requests 2000] [--workers 1,2,4,8,16]
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import tempfile
+import time
+
+import zmq
+
+
+def wait_line(path: str, timeout: float = 30.0) -> str:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if os.path.exists(path):
+            text = open(path).read().strip()
+            if text:
+                return text
+        time.sleep(0.05)
+    raise RuntimeError(f"{path} did not appear")
+
+
+class Cluster:
+    def __init__(self, kgym: str, workers: int):
+        self.tmp = tempfile.mkdtemp(prefix="kgym-dispatch-")
+        self.serve = subprocess.Popen([kgym, "serve", "--executors", "0", "--api", "tcp://127.0.0.1:*",
+                                       "--endpoint-file", f"{self.tmp}/api", "--listen", "127.0.0.1:0",
+                                       "--listen-file", f"{self.tmp}/port"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.endpoint = wait_line(f"{self.tmp}/api")
+        join = "127.0.0.1:" + wait_line(f"{self.tmp}/port")
+        self.workers = [subprocess.Popen([kgym, "worker", "--join", join, "--null-executor", "--name", f"w{i}"],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                        for i in range(workers)]
+        self.socket = zmq.Context.instance().socket(zmq.DEALER)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        self.socket.connect(self.endpoint)
+        self.serial = 0
+        # Warm up until every worker has joined and answered.
+        self.run_batch(20 * workers)
+
+    def request(self) -> bytes:
+        self.serial += 1
+        return json.dumps({"request_id": f"q{self.serial}", "task_id": "softmax_rows",
+                           "candidate_source": f"class ModelNew: pass  # {self.serial}"}).encode()
+
+    def receive(self) -> dict:
+        if not self.socket.poll(60000):
+            raise TimeoutError("no answer in 60 s")
+        answer = json.loads(self.socket.recv())
+        if answer.get("error"):
+            raise RuntimeError(answer["error"])
+        return answer
+
+    def run_batch(self, n: int) -> float:
+        start = time.perf_counter()
+        for _ in range(n):
+            self.socket.send(self.request())
+        for _ in range(n):
+            self.receive()
+        return n / (time.perf_counter() - start)
+
+    def latencies(self, n: int):
+        inbound, outbound = [], []
+        for _ in range(n):
+            sent = time.time()
+            self.socket.send(self.request())
+            answer = self.receive()
+            received = time.time()
+            started = answer["result"]["harness_seconds"]["executor_start_unix"]
+            inbound.append((started - sent) * 1e3)
+            outbound.append((received - started) * 1e3)
+        return inbound, outbound
+
+    def close(self):
+        for w in self.workers:
+            w.terminate()
+        for w in self.workers:
+            w.wait(timeout=30)
+        self.serve.terminate()
+        self.serve.wait(timeout=30)
+
+
+def percentile(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kgym", default="build/kgym")
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--workers", default="1,2,4,8,16")
+    args = parser.parse_args()
+    print(f"kgym dispatch bench: {platform.node()}, {os.cpu_count()} CPUs, {platform.platform()}")
+
+    cluster = Cluster(args.kgym, 1)
+    inbound, outbound = cluster.latencies(500)
+    cluster.close()
+    print("latency, one request at a time, 1 worker process (500 requests):")
+    print(f"  request in -> executor start  p50 {percentile(inbound, 50):.3f} ms  p99 {percentile(inbound, 99):.3f} ms")
+    print(f"  result out -> client          p50 {percentile(outbound, 50):.3f} ms  p99 {percentile(outbound, 99):.3f} ms")
+
+    print(f"throughput, {args.requests} requests in flight:")
+    print(f"{'workers':>8} {'answers/s':>10} {'vs 1 worker':>12}")
+    baseline = None
+    for n in [int(x) for x in args.workers.split(",")]:
+        cluster = Cluster(args.kgym, n)
+        rate = cluster.run_batch(args.requests)
+        cluster.close()
+        baseline = baseline or rate
+        print(f"{n:>8} {rate:>10.0f} {rate / baseline:>11.2f}x")
+
+
+if __name__ == "__main__":
+    main()
