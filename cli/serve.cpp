@@ -16,6 +16,7 @@
 #include <deque>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 
@@ -24,7 +25,9 @@
 #include "cli/args.hpp"
 #include "cli/cluster.hpp"
 #include "cli/commands.hpp"
+#include "messages/json.hpp"
 #include "pipeline/eval_api.hpp"
+#include "pipeline/http_message.hpp"
 #include "pipeline/paths.hpp"
 #include "pipeline/task_loader.hpp"
 
@@ -51,6 +54,11 @@ one had in flight, so every request still gets exactly one answer.
 options:
   --api ENDPOINT         ZeroMQ endpoint (default tcp://127.0.0.1:5555; tcp://127.0.0.1:* picks a port)
   --endpoint-file FILE   write the bound API endpoint there (useful with a picked port)
+  --http HOST:PORT       also serve HTTP/JSON there (port 0 picks one): POST /v1/evaluations with an
+                         EvalRequest or {"requests": [...]} answers 202 with the accepted ids;
+                         GET /v1/evaluations/<id>[?wait=S] answers 200 with the EvalResult, or 202
+                         while pending (wait: long-poll up to S seconds); secret: Authorization: Bearer
+  --http-file FILE       write the HTTP port there
   --listen HOST:PORT     accept workers there (CAF middleman; port 0 picks one)
   --listen-file FILE     write the workers' port there
   --secret-env NAME      require EvalRequest.secret to equal $NAME (default KGYM_API_SECRET if set);
@@ -98,9 +106,11 @@ struct waiter {
 };
 
 struct request_state {
+  bool started = false;  // its evaluation is under way (submitted over ZeroMQ or HTTP)
   bool done = false;
   EvalResult answer;
   std::vector<waiter> waiters;
+  std::vector<std::pair<std::string, std::chrono::steady_clock::time_point>> http_waiters;  // long polls
 };
 
 std::vector<zmq::message_t> copy_envelope(const std::vector<zmq::message_t>& frames) {
@@ -120,8 +130,8 @@ void reply(zmq::socket_t& socket, std::vector<zmq::message_t> envelope, const Ev
 
 int run_serve(const std::vector<std::string>& argv) {
   args a(argv,
-         {"api", "endpoint-file", "listen", "listen-file", "secret-env", "device", "executors", "tasks-dir",
-          "max-request-bytes", "python"},
+         {"api", "endpoint-file", "listen", "listen-file", "http", "http-file", "secret-env", "device", "executors",
+          "tasks-dir", "max-request-bytes", "python"},
          {"help", "eval-cache", "no-cupti", "gpu-sizes"});
   if (a.has("help")) {
     std::cout << serve_help;
@@ -185,9 +195,115 @@ int run_serve(const std::vector<std::string>& argv) {
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
 
+  // The HTTP/JSON endpoint: a ZeroMQ STREAM socket (raw TCP) served by the same thread.
+  std::unique_ptr<zmq::socket_t> http;
+  if (a.has("http")) {
+    auto [host, port] = parse_host_port(a.get("http"));
+    if (!is_loopback_endpoint("tcp://" + host + ":") && secret.empty())
+      throw std::invalid_argument("refusing to serve HTTP on " + a.get("http") + " without a secret: set " +
+                                  secret_env + " (clients send it as Authorization: Bearer ...)");
+    http = std::make_unique<zmq::socket_t>(context, zmq::socket_type::stream);
+    http->set(zmq::sockopt::linger, 1000);
+    http->bind("tcp://" + host + ":" + (port == 0 ? std::string("*") : std::to_string(port)));
+    std::string bound_http = http->get(zmq::sockopt::last_endpoint);
+    if (a.has("http-file"))
+      std::ofstream(a.get("http-file")) << bound_http.substr(bound_http.rfind(':') + 1) << "\n";
+    spdlog::info("kgym serve: HTTP/JSON on {}", bound_http);
+  }
+
   auto finished = std::make_shared<finished_queue>();
   std::unordered_map<std::string, request_state> requests;
+  std::unordered_map<std::string, std::string> http_buffers;  // connection id -> bytes so far
   size_t in_flight = 0, served = 0, refused = 0;
+
+  auto start_evaluation = [&](const EvalRequest& request) {
+    ExecRequest exec_request;
+    exec_request.set_request_id(request.request_id());
+    *exec_request.mutable_task() = request.task();
+    exec_request.mutable_candidate()->set_id(request.request_id());
+    exec_request.mutable_candidate()->set_source(request.candidate_source());
+    exec_request.set_device(exec.launch.device);
+    *exec_request.mutable_options() = request.options();
+    exec_request.mutable_options()->set_apply_cpu_sizes(device == "cpu" && !a.has("gpu-sizes"));
+    ++in_flight;
+    system.spawn([=](caf::event_based_actor* self) {
+      self->request(scheduler, caf::infinite, exec_request)
+          .then([=](const ExecResult& result) { finished->push(exec_request.request_id(), result); },
+                [=](caf::error& error) {
+                  ExecResult failed;
+                  failed.set_verdict(INTERNAL_ERROR);
+                  failed.set_message("the scheduler failed: " + self->system().render(error));
+                  finished->push(exec_request.request_id(), failed);
+                });
+    });
+  };
+  auto http_send = [&](const std::string& connection, int status, const std::string& json) {
+    http->send(zmq::buffer(connection), zmq::send_flags::sndmore);
+    http->send(zmq::buffer(http_response(status, json)), zmq::send_flags::none);
+    http->send(zmq::buffer(connection), zmq::send_flags::sndmore);
+    http->send(zmq::message_t(), zmq::send_flags::none);  // close the connection
+    http_buffers.erase(connection);
+  };
+  auto http_error = [&](const std::string& connection, int status, const std::string& message) {
+    EvalResult error;
+    error.set_error(message);
+    http_send(connection, status, to_json(error));
+  };
+  auto handle_http = [&](const std::string& connection, const http_request& r) {
+    if (!secret.empty() && r.headers.count("authorization") == 0)
+      return http_error(connection, 401, "this server requires a secret: send Authorization: Bearer <secret>");
+    if (!secret.empty() && r.headers.at("authorization") != "Bearer " + secret)
+      return http_error(connection, 401, "wrong secret: the request is refused");
+    const std::string prefix = "/v1/evaluations";
+    if (r.path == prefix && r.method == "POST") {
+      EvalBatch batch;
+      if (!from_json(r.body, &batch).empty()) {
+        batch.Clear();
+        std::string error = from_json(r.body, batch.add_requests());
+        if (!error.empty())
+          return http_error(connection, 400, "the body is neither an EvalRequest nor an EvalBatch: " + error);
+      }
+      EvalSubmitted submitted;
+      for (auto& request : *batch.mutable_requests()) {
+        request.set_secret(secret);  // the header carried it
+        std::string error = stop_requested ? "the server is shutting down: send the request to another server"
+                                           : check_eval_request(&request, suite, secret);
+        if (!error.empty()) {
+          auto* refusal = submitted.add_refused();
+          refusal->set_request_id(request.request_id());
+          refusal->set_error(error);
+          ++refused;
+          continue;
+        }
+        submitted.add_accepted(request.request_id());
+        if (requests.count(request.request_id()))
+          continue;  // a retry: the first submission answers it
+        requests[request.request_id()].started = true;
+        start_evaluation(request);
+      }
+      return http_send(connection, 202, to_json(submitted));
+    }
+    if (r.path.rfind(prefix + "/", 0) == 0 && r.method == "GET") {
+      std::string id = r.path.substr(prefix.size() + 1);
+      auto found = requests.find(id);
+      if (found == requests.end())
+        return http_error(connection, 404, "unknown request id '" + id + "': submit it with POST " + prefix);
+      if (found->second.done)
+        return http_send(connection, 200, to_json(found->second.answer));
+      double wait = r.query.count("wait") ? std::atof(r.query.at("wait").c_str()) : 0.0;
+      if (wait > 0) {
+        auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int>(1000 * std::min(wait, 600.0)));
+        found->second.http_waiters.emplace_back(connection, deadline);
+        return;
+      }
+      return http_send(connection, 202, "{\"request_id\":\"" + id + "\",\"pending\":true}");
+    }
+    if (r.path == prefix || r.path.rfind(prefix + "/", 0) == 0)
+      return http_error(connection, 405, "use POST " + prefix + " or GET " + prefix + "/<request_id>[?wait=S]");
+    return http_error(connection, 404, "no such path: the API is POST " + prefix + " and GET " + prefix + "/<id>");
+  };
+
   while (!stop_requested || in_flight > 0) {
     for (auto& [id, result] : finished->take()) {
       auto& state = requests[id];
@@ -201,15 +317,51 @@ int run_serve(const std::vector<std::string>& argv) {
         ++served;
       }
       state.waiters.clear();
+      for (auto& [connection, deadline] : state.http_waiters) {
+        http_send(connection, 200, to_json(state.answer));
+        ++served;
+      }
+      state.http_waiters.clear();
       --in_flight;
     }
-    zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, finished->wake_fd, ZMQ_POLLIN, 0}};
+    auto now = std::chrono::steady_clock::now();
+    for (auto& [id, state] : requests)  // long polls that ran out of time: still pending
+      for (auto w = state.http_waiters.begin(); w != state.http_waiters.end();) {
+        if (w->second > now) {
+          ++w;
+          continue;
+        }
+        http_send(w->first, 202, "{\"request_id\":\"" + id + "\",\"pending\":true}");
+        w = state.http_waiters.erase(w);
+      }
+    zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0},
+                               {nullptr, finished->wake_fd, ZMQ_POLLIN, 0},
+                               {http ? http->handle() : nullptr, http ? 0 : finished->wake_fd, 0, 0}};
+    if (http)
+      items[2].events = ZMQ_POLLIN;
     try {
-      zmq::poll(items, 2, std::chrono::milliseconds(200));
+      zmq::poll(items, 3, std::chrono::milliseconds(200));
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR)
         continue;  // a signal: the loop condition decides
       throw;
+    }
+    if (http && (items[2].revents & ZMQ_POLLIN)) {
+      zmq::message_t id_frame, data_frame;
+      if (http->recv(id_frame, zmq::recv_flags::dontwait) && http->recv(data_frame, zmq::recv_flags::dontwait)) {
+        std::string connection = id_frame.to_string();
+        if (data_frame.size() == 0) {
+          http_buffers.erase(connection);  // a connection opened or closed
+        } else {
+          auto& buffer = http_buffers[connection];
+          buffer += data_frame.to_string();
+          auto parsed = parse_http_request(buffer, max_bytes);
+          if (!parsed.error.empty())
+            http_error(connection, parsed.error_status, parsed.error);
+          else if (parsed.request)
+            handle_http(connection, *parsed.request);
+        }
+      }
     }
     if (!(items[0].revents & ZMQ_POLLIN))
       continue;
@@ -232,35 +384,19 @@ int run_serve(const std::vector<std::string>& argv) {
     }
     const EvalRequest& request = decoded.request;
     auto& state = requests[request.request_id()];
-    bool duplicate = state.done || !state.waiters.empty();
+    bool duplicate = state.done || !state.waiters.empty() || !state.http_waiters.empty();
     if (state.done) {
       EvalResult answer = state.answer;
       answer.set_duplicate(true);
       reply(socket, copy_envelope(frames), answer, decoded.json);
       continue;
     }
-    state.waiters.push_back({copy_envelope(frames), decoded.json, duplicate});
-    if (duplicate)
+    bool started = duplicate || state.started;
+    state.waiters.push_back({copy_envelope(frames), decoded.json, duplicate || state.started});
+    if (started)
       continue;  // the first one's evaluation will answer this one too
-    ExecRequest exec_request;
-    exec_request.set_request_id(request.request_id());
-    *exec_request.mutable_task() = request.task();
-    exec_request.mutable_candidate()->set_id(request.request_id());
-    exec_request.mutable_candidate()->set_source(request.candidate_source());
-    exec_request.set_device(exec.launch.device);
-    *exec_request.mutable_options() = request.options();
-    exec_request.mutable_options()->set_apply_cpu_sizes(device == "cpu" && !a.has("gpu-sizes"));
-    ++in_flight;
-    system.spawn([=](caf::event_based_actor* self) {
-      self->request(scheduler, caf::infinite, exec_request)
-          .then([=](const ExecResult& result) { finished->push(exec_request.request_id(), result); },
-                [=](caf::error& error) {
-                  ExecResult failed;
-                  failed.set_verdict(INTERNAL_ERROR);
-                  failed.set_message("the scheduler failed: " + self->system().render(error));
-                  finished->push(exec_request.request_id(), failed);
-                });
-    });
+    state.started = true;
+    start_evaluation(request);
   }
   spdlog::info("kgym serve: stopped after {} answers and {} refusals", served, refused);
   caf::scoped_actor self{system};

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -98,6 +101,39 @@ EvalResult client::receive(std::chrono::seconds timeout) {
   else
     EXPECT_TRUE(r.ParseFromString(frame));
   return r;
+}
+
+http_reply http_call(int port, const std::string& method, const std::string& target, const std::string& body,
+                     const std::string& extra_headers) {
+  http_reply reply;
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    ::close(fd);
+    return reply;
+  }
+  std::string message = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + extra_headers +
+                        "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  for (size_t sent = 0; sent < message.size();) {
+    ssize_t n = ::send(fd, message.data() + sent, message.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0)
+      break;
+    sent += static_cast<size_t>(n);
+  }
+  std::string response;
+  char buffer[65536];
+  for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;)
+    response.append(buffer, static_cast<size_t>(n));
+  ::close(fd);
+  if (response.rfind("HTTP/1.1 ", 0) == 0)
+    reply.status = std::atoi(response.c_str() + 9);
+  auto head_end = response.find("\r\n\r\n");
+  if (head_end != std::string::npos)
+    reply.body = response.substr(head_end + 4);
+  return reply;
 }
 
 EvalRequest request(const std::string& id, const std::string& task, const std::string& candidate) {

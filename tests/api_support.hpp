@@ -44,6 +44,15 @@ class client {
   zmq::socket_t socket_;
 };
 
+struct http_reply {
+  int status = 0;
+  std::string body;
+};
+
+// One HTTP/1.1 exchange with 127.0.0.1:port over a plain socket (the server closes after it).
+http_reply http_call(int port, const std::string& method, const std::string& target, const std::string& body = "",
+                     const std::string& extra_headers = "");
+
 // A request for a shipped candidate of a built-in task (2 correctness trials).
 EvalRequest request(const std::string& id, const std::string& task, const std::string& candidate);
 

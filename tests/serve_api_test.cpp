@@ -127,5 +127,50 @@ TEST(ServeApi, SecretsAreRequiredWhereConfigured) {
   EXPECT_NE(out.find("exit=2"), std::string::npos) << out;
 }
 
+TEST(ServeApi, HttpJsonSubmitPollWaitAndBatch) {
+  std::string port_file = (fs::temp_directory_path() / ("kgym-http-port-" + std::to_string(::getpid()))).string();
+  fs::remove(port_file);
+  server s = start_server("http", {"--executors", "2", "--http", "127.0.0.1:0", "--http-file", port_file});
+  ASSERT_FALSE(s.endpoint.empty());
+  int port = std::stoi(wait_for_line(port_file));
+  EvalBatch batch;
+  *batch.add_requests() = request("h-fused", "gelu_scale_residual", "fused");
+  *batch.add_requests() = request("h-wrong", "softmax_rows", "wrong");
+  auto* unknown = batch.add_requests();
+  unknown->set_request_id("h-unknown");
+  unknown->set_task_id("no_such_task");
+  unknown->set_candidate_source("class ModelNew: pass");
+  http_reply submitted = http_call(port, "POST", "/v1/evaluations", to_json(batch));
+  ASSERT_EQ(submitted.status, 202) << submitted.body;
+  EvalSubmitted accepted;
+  ASSERT_EQ(from_json(submitted.body, &accepted), "") << submitted.body;
+  EXPECT_EQ(accepted.accepted_size(), 2);
+  ASSERT_EQ(accepted.refused_size(), 1);
+  EXPECT_NE(accepted.refused(0).error().find("unknown task"), std::string::npos);
+
+  http_reply pending = http_call(port, "GET", "/v1/evaluations/h-fused");
+  EXPECT_TRUE(pending.status == 202 || pending.status == 200) << pending.status;
+  for (const auto& [id, verdict] : std::map<std::string, std::string>{{"h-fused", "OK"}, {"h-wrong", "INCORRECT"}}) {
+    http_reply done = http_call(port, "GET", "/v1/evaluations/" + id + "?wait=120");
+    ASSERT_EQ(done.status, 200) << id << ": " << done.body;
+    EvalResult r;
+    ASSERT_EQ(from_json(done.body, &r), "") << done.body;
+    EXPECT_EQ(Verdict_Name(r.result().verdict()), verdict) << id;
+  }
+  // A single EvalRequest body works too; bad bodies, unknown ids and paths get clear errors.
+  EXPECT_EQ(http_call(port, "POST", "/v1/evaluations", to_json(request("h-one", "softmax_rows", "fused"))).status, 202);
+  http_reply garbage = http_call(port, "POST", "/v1/evaluations", "not json");
+  EXPECT_EQ(garbage.status, 400);
+  EXPECT_NE(garbage.body.find("neither an EvalRequest nor an EvalBatch"), std::string::npos) << garbage.body;
+  EXPECT_EQ(http_call(port, "GET", "/v1/evaluations/never-submitted").status, 404);
+  EXPECT_EQ(http_call(port, "GET", "/elsewhere").status, 404);
+  EXPECT_EQ(http_call(port, "PUT", "/v1/evaluations").status, 405);
+  http_reply huge = http_call(port, "POST", "/v1/evaluations", std::string(5 << 20, ' '));
+  EXPECT_EQ(huge.status, 413) << huge.body;
+  http_reply one = http_call(port, "GET", "/v1/evaluations/h-one?wait=120");
+  EXPECT_EQ(one.status, 200) << one.body;  // still serving
+  EXPECT_EQ(stop_process(s.pid), 0);
+}
+
 }  // namespace
 }  // namespace kgym::test

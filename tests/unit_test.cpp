@@ -13,6 +13,8 @@
 #include "gpu/profiler/trace_profile.hpp"
 #include "messages/json.hpp"
 #include "pipeline/episode_store.hpp"
+#include "pipeline/eval_api.hpp"
+#include "pipeline/http_message.hpp"
 #include "pipeline/summary.hpp"
 #include "pipeline/task_loader.hpp"
 #include "tests/test_support.hpp"
@@ -346,6 +348,51 @@ TEST(TraceProfile, GeneratedKernelsMustBeNamedInTheCandidateSource) {
     k.set_generated(true);
   EXPECT_EQ(unmark_generated_not_in_source(kernels, "def add_kernel(x):"), std::vector<std::string>{"add_kernel2"});
   EXPECT_TRUE(kernels[1].generated());
+}
+
+TEST(HttpMessage, ParsesWholeRequestsAndWaitsForTheRest) {
+  std::string head = "POST /v1/evaluations?wait=5&x HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\n"
+                     "Authorization: Bearer s\r\n\r\n";
+  EXPECT_FALSE(parse_http_request(head.substr(0, 20), 100).request.has_value());
+  EXPECT_FALSE(parse_http_request(head + "ab", 100).request.has_value());  // body still arriving
+  auto whole = parse_http_request(head + "abcd", 100);
+  ASSERT_TRUE(whole.request.has_value());
+  EXPECT_EQ(whole.request->method, "POST");
+  EXPECT_EQ(whole.request->path, "/v1/evaluations");
+  EXPECT_EQ(whole.request->query.at("wait"), "5");
+  EXPECT_EQ(whole.request->query.at("x"), "");
+  EXPECT_EQ(whole.request->headers.at("authorization"), "Bearer s");
+  EXPECT_EQ(whole.request->body, "abcd");
+  auto big = parse_http_request(head, 3);
+  EXPECT_EQ(big.error_status, 413);
+  EXPECT_NE(parse_http_request("HELLO\r\n\r\n", 100).error, "");
+  EXPECT_EQ(http_response(404, "{}"),
+            "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+            "Connection: close\r\n\r\n{}");
+}
+
+TEST(EvalApi, DecodesChecksAndRefusesClearly) {
+  std::map<std::string, Task> suite;
+  suite["t"].set_id("t");
+  suite["t"].set_source("class Model: pass");
+  EvalRequest r;
+  r.set_request_id("a");
+  r.set_task_id("t");
+  r.set_candidate_source("class ModelNew: pass");
+  auto decoded = decode_eval_request(r.SerializeAsString(), 1 << 20);
+  ASSERT_EQ(decoded.error, "");
+  EXPECT_FALSE(decoded.json);
+  EXPECT_EQ(check_eval_request(&decoded.request, suite, ""), "");
+  EXPECT_EQ(decoded.request.task().source(), "class Model: pass");  // filled from the suite
+  EXPECT_TRUE(decode_eval_request(to_json(r), 1 << 20).json);
+  EXPECT_NE(decode_eval_request(std::string(100, 'x'), 10).error.find("over the server's limit"), std::string::npos);
+  EXPECT_NE(check_eval_request(&r, suite, "s").find("requires a secret"), std::string::npos);
+  r.set_task_id("u");
+  EXPECT_NE(check_eval_request(&r, suite, "").find("unknown task 'u'"), std::string::npos);
+  EXPECT_TRUE(is_loopback_endpoint("tcp://127.0.0.1:5555"));
+  EXPECT_TRUE(is_loopback_endpoint("ipc:///tmp/x"));
+  EXPECT_FALSE(is_loopback_endpoint("tcp://0.0.0.0:5555"));
+  EXPECT_FALSE(is_loopback_endpoint("tcp://*:5555"));
 }
 
 }  // namespace
