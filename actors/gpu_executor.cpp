@@ -11,14 +11,24 @@ namespace {
 
 struct gpu_executor_state {
   std::unique_ptr<sandbox_evaluator> evaluator;
+  Device device = CPU;
   static inline const char* name = "gpu_executor";
 };
 
 gpu_executor_actor::behavior_type gpu_executor_impl(
     gpu_executor_actor::stateful_pointer<gpu_executor_state> self, executor_options options) {
+  self->state.device = options.launch.device;
   self->state.evaluator = std::make_unique<sandbox_evaluator>(std::move(options));
   return {
-      [self](const ExecRequest& request) -> ExecResult { return self->state.evaluator->evaluate(request); },
+      [self](ExecRequest request) -> ExecResult {
+        // The executor decides where a request runs: a request placed from elsewhere (a
+        // scheduler serving several kinds of node) runs on this executor's device, and task
+        // sizes meant for the CPU do not apply on a GPU.
+        request.set_device(self->state.device);
+        if (self->state.device == CUDA)
+          request.mutable_options()->set_apply_cpu_sizes(false);
+        return self->state.evaluator->evaluate(request);
+      },
   };
 }
 

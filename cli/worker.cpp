@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -126,10 +127,19 @@ int run_worker(const std::vector<std::string>& argv) {
   } else {
     spdlog::warn("kgym worker {}: the control plane is gone", name);
   }
-  for (const auto& [executor_name, executor] : executors)
+  size_t down = 0;
+  for (const auto& [executor_name, executor] : executors) {
+    self->monitor(executor);
     self->send_exit(executor, caf::exit_reason::user_shutdown);
-  spdlog::info("kgym worker {}: stopped", name);
-  return control_plane_gone ? 1 : 0;
+  }
+  bool timed_out = false;
+  self->receive_while([&] { return down < executors.size() && !timed_out; })(
+      [&](caf::down_msg&) { ++down; }, caf::after(std::chrono::seconds(60)) >> [&] { timed_out = true; });
+  spdlog::info("kgym worker {}: stopped ({} of {} executors shut down)", name, down, executors.size());
+  spdlog::default_logger()->flush();
+  // Nothing is left to lose: leave without waiting on the actor system's teardown (a remote
+  // connection can hold it), so a drained worker always exits.
+  std::_Exit(control_plane_gone ? 1 : 0);
 }
 
 }  // namespace kgym::cli
