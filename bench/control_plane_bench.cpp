@@ -100,16 +100,8 @@ int main(int argc, char** argv) {
   add_message_types(cfg);
   caf::actor_system system{cfg};
 
-  std::map<std::string, Task> tasks;
-  program_set programs;
-  std::map<std::string, std::vector<std::string>> actions;
-  for (const auto& path : find_tasks(builtin_tasks_dir())) {
-    Task task = load_task(path);
-    programs[task.id()] = embedded_programs(path);
-    for (const auto& [action, source] : programs[task.id()])
-      actions[task.id()].push_back(action);
-    tasks[task.id()] = task;
-  }
+  auto suite = load_embedded_suite(builtin_tasks_dir());
+  const auto& tasks = suite.tasks;
   std::vector<gpu_executor_actor> executors;
   for (int i = 0; i < 8; ++i)
     executors.push_back(spawn_null_executor(system));
@@ -127,8 +119,8 @@ int main(int argc, char** argv) {
     config.set_group_size(group_size);
     config.set_turns(turns);
     config.set_max_concurrent_episodes(concurrency);
-    EmbeddedPolicy policy = make_embedded_policy(actions);
-    services.inference = spawn_embedded_inference(system, policy, programs);
+    EmbeddedPolicy policy = make_embedded_policy(suite.actions);
+    services.inference = spawn_embedded_inference(system, policy, suite.programs);
     learner_options learning;
     learning.settings = learner_settings_from(config);
     learning.inference = services.inference;

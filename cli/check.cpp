@@ -8,6 +8,7 @@
 #include "actors/gpu_executor.hpp"
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/sandbox_options.hpp"
 #include "messages/json.hpp"
 #include "pipeline/paths.hpp"
 #include "pipeline/summary.hpp"
@@ -98,13 +99,7 @@ int run_check(const std::vector<std::string>& argv) {
   options.set_apply_cpu_sizes(!a.has("gpu-sizes"));
   options.set_no_hacking_check(a.has("no-hacking-check"));
 
-  executor_options exec;
-  exec.launch.device = device == "cuda" ? CUDA : CPU;
-  const char* env_python = std::getenv("KGYM_PYTHON");
-  exec.launch.python = a.get("python", env_python && *env_python ? env_python : "python3");
-  exec.launch.sandbox_dir = sandbox_dir();
-  if (!a.has("no-cupti"))
-    exec.launch.cupti_library = cupti_library();
+  executor_options exec = sandbox_options(a, device == "cuda" ? CUDA : CPU);
 
   caf::actor_system_config cfg;
   add_message_types(cfg);

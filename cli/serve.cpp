@@ -25,6 +25,7 @@
 #include "cli/args.hpp"
 #include "cli/cluster.hpp"
 #include "cli/commands.hpp"
+#include "cli/sandbox_options.hpp"
 #include "messages/json.hpp"
 #include "pipeline/eval_api.hpp"
 #include "pipeline/http_message.hpp"
@@ -159,13 +160,7 @@ int run_serve(const std::vector<std::string>& argv) {
   caf::actor_system_config cfg;
   configure_cluster(cfg);
   caf::actor_system system{cfg};
-  executor_options exec;
-  exec.launch.device = device == "cuda" ? CUDA : CPU;
-  const char* env_python = std::getenv("KGYM_PYTHON");
-  exec.launch.python = a.get("python", env_python && *env_python ? env_python : "python3");
-  exec.launch.sandbox_dir = sandbox_dir();
-  if (device == "cuda" && !a.has("no-cupti"))
-    exec.launch.cupti_library = cupti_library();
+  executor_options exec = sandbox_options(a, device == "cuda" ? CUDA : CPU);
   std::vector<gpu_executor_actor> executors;
   int n_executors = static_cast<int>(a.number("executors", device == "cuda" ? 1 : 2));
   for (int i = 0; i < n_executors; ++i)

@@ -23,6 +23,7 @@
 #include "actors/scheduler.hpp"
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/sandbox_options.hpp"
 #include "messages/json.hpp"
 #include "pipeline/embedded_programs.hpp"
 #include "pipeline/episode_store.hpp"
@@ -170,24 +171,8 @@ int run_train(const std::vector<std::string>& argv) {
   }
 
   // The tasks and the embedded policy's programs for them.
-  std::map<std::string, Task> tasks;
-  program_set programs;
-  std::map<std::string, std::vector<std::string>> actions;
-  std::set<std::string> wanted(config.tasks().begin(), config.tasks().end());
-  for (const auto& path : find_tasks(config.tasks_dir())) {
-    Task task = load_task(path);
-    if (!wanted.empty() && !wanted.count(task.id()))
-      continue;
-    programs[task.id()] = embedded_programs(path);
-    for (const auto& [action, source] : programs[task.id()])
-      actions[task.id()].push_back(action);
-    tasks[task.id()] = std::move(task);
-  }
-  for (const auto& id : wanted)
-    if (!tasks.count(id))
-      throw std::invalid_argument("task '" + id + "' is not in " + config.tasks_dir() + " (kgym tasks lists them)");
-  if (tasks.empty())
-    throw std::invalid_argument("no tasks with candidates/ under " + config.tasks_dir());
+  auto suite = load_embedded_suite(config.tasks_dir(), {config.tasks().begin(), config.tasks().end()});
+  const auto& tasks = suite.tasks;
 
   if (!a.has("resume")) {
     dir = a.get("run-dir", default_run_dir());
@@ -196,14 +181,13 @@ int run_train(const std::vector<std::string>& argv) {
   setup_logging(dir, a.has("quiet"));
 
   // What a previous process of this run left: the policy and the finished episodes.
-  EmbeddedPolicy policy = run_dir::latest_checkpoint(dir).value_or(make_embedded_policy(actions));
+  EmbeddedPolicy policy = run_dir::latest_checkpoint(dir).value_or(make_embedded_policy(suite.actions));
   run_dir::keep_metrics_before(dir, policy.version());
   run_plan plan;
   plan.config = config;
   plan.tasks = tasks;
   plan.first_iteration = policy.version();
   plan.store_path = run_dir::episodes_path(dir);
-  plan.quiet = false;
   scheduler_options scheduling;
   scheduling.cache = config.eval_cache();
   auto stored = read_episodes(plan.store_path);
@@ -224,19 +208,13 @@ int run_train(const std::vector<std::string>& argv) {
   add_message_types(cfg);
   caf::actor_system system{cfg};
 
-  executor_options exec;
-  exec.launch.device = config.device() == "cuda" ? CUDA : CPU;
-  const char* env_python = std::getenv("KGYM_PYTHON");
-  exec.launch.python = a.get("python", env_python && *env_python ? env_python : "python3");
-  exec.launch.sandbox_dir = sandbox_dir();
-  if (config.device() == "cuda" && !a.has("no-cupti"))
-    exec.launch.cupti_library = cupti_library();
+  executor_options exec = sandbox_options(a, config.device() == "cuda" ? CUDA : CPU);
   std::vector<gpu_executor_actor> executors;
   for (int i = 0; i < config.executors(); ++i)
     executors.push_back(spawn_gpu_executor(system, exec));
 
   episode_services services;
-  services.inference = spawn_embedded_inference(system, policy, programs);
+  services.inference = spawn_embedded_inference(system, policy, suite.programs);
   services.compiler = spawn_compiler(system, exec.launch.python);
   services.scheduler = spawn_scheduler(system, executors, scheduling);
   services.reward = spawn_reward(system, config.reward());

@@ -16,6 +16,7 @@
 #include "actors/scheduler.hpp"
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/sandbox_options.hpp"
 #include "cli/cluster.hpp"
 #include "pipeline/paths.hpp"
 
@@ -84,25 +85,19 @@ int run_worker(const std::vector<std::string>& argv) {
   if (!scheduler)
     throw std::runtime_error("cannot reach kgym serve at " + a.get("join") + ": " + system.render(scheduler.error()) +
                              " (is it running with --listen " + a.get("join") + "?)");
-  executor_options exec;
-  const char* env_python = std::getenv("KGYM_PYTHON");
-  exec.launch.python = a.get("python", env_python && *env_python ? env_python : "python3");
-  exec.launch.sandbox_dir = sandbox_dir();
   std::vector<std::pair<std::string, gpu_executor_actor>> executors;
   if (a.has("null-executor")) {
     int slots = static_cast<int>(a.number("cpu-slots", 1));
     for (int i = 0; i < slots; ++i)
       executors.emplace_back(name + "#null" + std::to_string(i), spawn_null_executor(system));
   } else if (a.has("gpus")) {
-    exec.launch.device = CUDA;
-    if (!a.has("no-cupti"))
-      exec.launch.cupti_library = cupti_library();
+    executor_options exec = sandbox_options(a, CUDA);
     for (int gpu : gpu_list(a.get("gpus"))) {
       exec.launch.gpu = gpu;
       executors.emplace_back(name + "#gpu" + std::to_string(gpu), spawn_gpu_executor(system, exec));
     }
   } else {
-    exec.launch.device = CPU;
+    executor_options exec = sandbox_options(a, CPU);
     int slots = static_cast<int>(a.number("cpu-slots", 1));
     for (int i = 0; i < slots; ++i)
       executors.emplace_back(name + "#cpu" + std::to_string(i), spawn_gpu_executor(system, exec));

@@ -29,4 +29,23 @@ std::vector<std::pair<std::string, std::string>> embedded_programs(const std::st
   return programs;
 }
 
+embedded_suite load_embedded_suite(const std::string& tasks_dir, const std::set<std::string>& only) {
+  embedded_suite suite;
+  for (const auto& path : find_tasks(tasks_dir)) {
+    Task task = load_task(path);
+    if (!only.empty() && !only.count(task.id()))
+      continue;
+    auto& programs = suite.programs[task.id()] = embedded_programs(path);
+    for (const auto& [action, source] : programs)
+      suite.actions[task.id()].push_back(action);
+    suite.tasks[task.id()] = std::move(task);
+  }
+  for (const auto& id : only)
+    if (!suite.tasks.count(id))
+      throw std::invalid_argument("task '" + id + "' is not in " + tasks_dir + " (kgym tasks lists them)");
+  if (suite.tasks.empty())
+    throw std::invalid_argument("no tasks with candidates/ under " + tasks_dir);
+  return suite;
+}
+
 }  // namespace kgym

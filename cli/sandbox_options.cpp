@@ -1,0 +1,20 @@
+#include "cli/sandbox_options.hpp"
+
+#include <cstdlib>
+
+#include "pipeline/paths.hpp"
+
+namespace kgym::cli {
+
+executor_options sandbox_options(const args& a, Device device) {
+  executor_options exec;
+  exec.launch.device = device;
+  const char* env_python = std::getenv("KGYM_PYTHON");
+  exec.launch.python = a.get("python", env_python && *env_python ? env_python : "python3");
+  exec.launch.sandbox_dir = sandbox_dir();
+  if (device == CUDA && !a.has("no-cupti"))
+    exec.launch.cupti_library = cupti_library();
+  return exec;
+}
+
+}  // namespace kgym::cli
