@@ -42,6 +42,7 @@ inference_actor::behavior_type embedded_inference(inference_actor::stateful_poin
         if (update.version() > self->state.policy.version())
           self->state.policy = update;
       },
+      [](const PolicyVersion&) {},  // the embedded policy's versions come as EmbeddedPolicy
   };
 }
 

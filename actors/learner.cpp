@@ -22,7 +22,7 @@ learner_actor::behavior_type learner_impl(learner_actor::stateful_pointer<learne
   self->state.policy = std::move(policy);
   self->state.options = std::move(options);
   return {
-      [self](const TrainBatch& batch) -> IterationMetrics {
+      [self](const IterationBatch& batch) -> IterationMetrics {
         auto& s = self->state;
         LearnerStep step = learner_update(s.policy, batch, s.options.settings);
         std::vector<Episode> episodes(batch.episodes().begin(), batch.episodes().end());

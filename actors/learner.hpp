@@ -17,7 +17,7 @@
 
 namespace kgym {
 
-using learner_actor = caf::typed_actor<caf::replies_to<TrainBatch>::with<IterationMetrics>>;
+using learner_actor = caf::typed_actor<caf::replies_to<IterationBatch>::with<IterationMetrics>>;
 
 struct learner_options {
   learner_settings settings;

@@ -66,7 +66,7 @@ void train_ready(self_ptr self) {
   auto& it = s.iterations[s.next_to_train];
   if (it.episodes.size() < s.per_iteration)
     return;
-  TrainBatch batch;
+  IterationBatch batch;
   batch.set_iteration(s.next_to_train);
   for (auto& e : it.episodes)
     *batch.add_episodes() = std::move(e);

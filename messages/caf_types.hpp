@@ -46,9 +46,10 @@ inline void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<CompileResult>("kgym.CompileResult");
   cfg.add_message_type<RewardBreakdown>("kgym.RewardBreakdown");
   cfg.add_message_type<EmbeddedPolicy>("kgym.EmbeddedPolicy");
+  cfg.add_message_type<PolicyVersion>("kgym.PolicyVersion");
   cfg.add_message_type<EpisodeSpec>("kgym.EpisodeSpec");
   cfg.add_message_type<Episode>("kgym.Episode");
-  cfg.add_message_type<TrainBatch>("kgym.TrainBatch");
+  cfg.add_message_type<IterationBatch>("kgym.IterationBatch");
   cfg.add_message_type<LearnerStep>("kgym.LearnerStep");
   cfg.add_message_type<IterationMetrics>("kgym.IterationMetrics");
   cfg.add_message_type<EpisodeStatus>("kgym.EpisodeStatus");

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "messages/json.hpp"
+#include "policy/openai_wire.hpp"
 #include "policy/reward.hpp"
 
 namespace kgym {
@@ -34,6 +35,15 @@ TrainConfig default_train_config(const std::string& device) {
   c.set_eval_cache(true);
   c.set_context_turns(4);
   c.set_policy("embedded");
+  // The openai backend: a local vLLM-style server by default; the trainer is off until named.
+  auto openai = c.mutable_openai();
+  openai->set_base_url("http://127.0.0.1:8000/v1");
+  openai->set_model("kgym-policy");
+  openai->set_temperature(1.0);
+  openai->set_top_p(1.0);
+  openai->set_token_ids(true);
+  *openai = openai_defaults(*openai);
+  c.mutable_trainer()->set_timeout_s(3600);
   // The evaluation itself: the sandbox's defaults for this device (eval_defaults).
   auto eval = c.mutable_eval();
   eval->set_apply_cpu_sizes(true);
@@ -75,7 +85,18 @@ void validate(const TrainConfig& c) {
   require(c.mrs_low() > 0 && c.mrs_low() <= 1 && c.mrs_high() >= 1, "mrs bounds must satisfy 0 < mrs_low <= 1 <= mrs_high");
   require(c.prs_width() > 0, "prs_width must be positive");
   require(c.context_turns() >= 0, "context_turns must be 0 or more");
-  require(c.policy() == "embedded", "policy must be embedded (the only backend built so far)");
+  require(c.policy() == "embedded" || c.policy() == "openai", "policy must be embedded or openai, got '" + c.policy() + "'");
+  if (c.policy() == "openai") {
+    const auto& o = c.openai();
+    require(o.api() == "chat" || o.api() == "completions", "openai.api must be chat or completions");
+    require(!o.base_url().empty(), "openai.base_url must name the server (e.g. http://127.0.0.1:8000/v1)");
+    require(!o.model().empty(), "openai.model must name the served model");
+    require(o.temperature() >= 0, "openai.temperature must be 0 or more");
+    require(o.weight_reload() == "update_weights_from_disk" || o.weight_reload() == "model_name" ||
+                o.weight_reload() == "none",
+            "openai.weight_reload must be update_weights_from_disk, model_name or none");
+    require(o.timeout_s() > 0 && o.concurrency() >= 1, "openai.timeout_s and openai.concurrency must be positive");
+  }
 }
 
 }  // namespace kgym

@@ -27,12 +27,6 @@ learner_settings learner_settings_from(const TrainConfig& config) {
 
 namespace {
 
-struct gradient_term {
-  std::string task_id, state;
-  int action;
-  double advantage;
-};
-
 std::vector<std::vector<double>> group_advantages(const std::vector<const Episode*>& group,
                                                   const learner_settings& s) {
   std::vector<std::vector<double>> returns;
@@ -51,31 +45,36 @@ std::vector<std::vector<double>> group_advantages(const std::vector<const Episod
 
 }  // namespace
 
-LearnerStep learner_update(EmbeddedPolicy& policy, const TrainBatch& batch, const learner_settings& s) {
-  LearnerStep step;
+turn_selection select_training_turns(const IterationBatch& batch, int64_t learner_version, const learner_settings& s,
+                                     const trainer_logprobs_fn& trainer_logprobs) {
+  turn_selection out;
+  LearnerStep& step = out.step;
   step.set_iteration(batch.iteration());
-  std::map<std::string, std::vector<const Episode*>> groups;
-  for (const auto& e : batch.episodes())
-    groups[e.group_id()].push_back(&e);
+  std::map<std::string, std::vector<int>> groups;
+  for (int i = 0; i < batch.episodes_size(); ++i)
+    groups[batch.episodes(i).group_id()].push_back(i);
 
-  std::vector<gradient_term> terms;
   double abs_advantage = 0, staleness = 0;
-  for (const auto& [group_id, group] : groups) {
+  for (const auto& [group_id, members] : groups) {
+    std::vector<const Episode*> group;
+    for (int i : members)
+      group.push_back(&batch.episodes(i));
     auto advantages = group_advantages(group, s);
     for (size_t i = 0; i < group.size(); ++i) {
       const Episode& e = *group[i];
       for (int t = 0; t < e.turns_size(); ++t) {
         const Turn& turn = e.turns(t);
         step.set_turns(step.turns() + 1);
-        staleness += static_cast<double>(policy.version() - turn.policy_version());
-        if (!turn.reward().valid() || turn.token_ids_size() != 1 || turn.rollout_logprobs_size() != 1) {
-          step.set_invalid_turns(step.invalid_turns() + 1);  // kgym's failure, or no sampled action
+        staleness += static_cast<double>(learner_version - turn.policy_version());
+        std::optional<std::vector<double>> trainer_logp;
+        if (turn.reward().valid() && turn.token_ids_size() > 0 && turn.token_ids_size() == turn.rollout_logprobs_size())
+          trainer_logp = trainer_logprobs(e, t);
+        if (!trainer_logp || trainer_logp->size() != static_cast<size_t>(turn.token_ids_size())) {
+          step.set_invalid_turns(step.invalid_turns() + 1);  // kgym's failure, or nothing the trainer can score
           continue;
         }
-        const auto& table = policy_table(policy, e.task_id(), turn.feedback_state());
-        int action = turn.token_ids(0);
-        double trainer_logp = action_logprob(table, action);
-        if (s.mrs && !mismatch_rejection({trainer_logp}, {turn.rollout_logprobs(0)}, s.bounds).keep) {
+        std::vector<double> rollout(turn.rollout_logprobs().begin(), turn.rollout_logprobs().end());
+        if (s.mrs && !mismatch_rejection(*trainer_logp, rollout, s.bounds).keep) {
           step.set_mrs_rejected_turns(step.mrs_rejected_turns() + 1);
           step.set_mrs_rejected_tokens(step.mrs_rejected_tokens() + turn.token_ids_size());
           continue;
@@ -90,29 +89,46 @@ LearnerStep learner_update(EmbeddedPolicy& policy, const TrainBatch& batch, cons
           step.set_prs_rejected_tokens(step.prs_rejected_tokens() + turn.token_ids_size());
           continue;
         }
-        terms.push_back({e.task_id(), turn.feedback_state(), action, advantages[i][t]});
+        out.kept.push_back({members[i], t, advantages[i][t]});
         abs_advantage += std::fabs(advantages[i][t]);
       }
     }
   }
+  step.set_turns_used(static_cast<int>(out.kept.size()));
+  step.set_mean_abs_advantage(out.kept.empty() ? 0.0 : abs_advantage / out.kept.size());
+  step.set_mean_staleness(step.turns() ? staleness / step.turns() : 0.0);
+  return out;
+}
+
+LearnerStep learner_update(EmbeddedPolicy& policy, const IterationBatch& batch, const learner_settings& s) {
+  // The embedded policy's answer is one token (its choice); its log-prob comes from the table.
+  auto table_logprob = [&](const Episode& e, int t) -> std::optional<std::vector<double>> {
+    const Turn& turn = e.turns(t);
+    if (turn.token_ids_size() != 1)
+      return std::nullopt;
+    return std::vector<double>{action_logprob(policy_table(policy, e.task_id(), turn.feedback_state()), turn.token_ids(0))};
+  };
+  turn_selection selection = select_training_turns(batch, policy.version(), s, table_logprob);
   // Every term's gradient is taken at the policy that existed before this update, and each
   // table moves by the mean of its own terms (its step does not shrink as tasks are added).
   EmbeddedPolicy before = policy;
+  auto table_key = [&](const training_turn& k) {
+    const Episode& e = batch.episodes(k.episode);
+    return std::make_pair(e.task_id(), e.turns(k.turn).feedback_state());
+  };
   std::map<std::pair<std::string, std::string>, int> terms_per_table;
-  for (const auto& term : terms)
-    ++terms_per_table[{term.task_id, term.state}];
-  for (const auto& term : terms) {
-    double scale = s.learning_rate / terms_per_table[{term.task_id, term.state}];
-    policy_gradient_step(policy_table(policy, term.task_id, term.state),
-                         action_probabilities(policy_table(before, term.task_id, term.state)), term.action,
-                         scale * term.advantage);
+  for (const auto& k : selection.kept)
+    ++terms_per_table[table_key(k)];
+  for (const auto& k : selection.kept) {
+    auto [task_id, state] = table_key(k);
+    double scale = s.learning_rate / terms_per_table[{task_id, state}];
+    int action = batch.episodes(k.episode).turns(k.turn).token_ids(0);
+    policy_gradient_step(policy_table(policy, task_id, state), action_probabilities(policy_table(before, task_id, state)),
+                         action, scale * k.advantage);
   }
   policy.set_version(policy.version() + 1);
-  step.set_version(policy.version());
-  step.set_turns_used(static_cast<int>(terms.size()));
-  step.set_mean_abs_advantage(terms.empty() ? 0.0 : abs_advantage / terms.size());
-  step.set_mean_staleness(step.turns() ? staleness / step.turns() : 0.0);
-  return step;
+  selection.step.set_version(policy.version());
+  return selection.step;
 }
 
 }  // namespace kgym

@@ -89,7 +89,7 @@ TEST(EmbeddedPolicy, FeedbackStates) {
 
 TEST(LearnerUpdate, TrlooGradientMovesTowardTheBetterAnswer) {
   auto policy = two_action_policy();
-  TrainBatch batch;
+  IterationBatch batch;
   // Group of two: fused (reward 2) and cheat (reward 0). TRLOO: A = +2 and -2.
   *batch.add_episodes() = one_turn_episode("a", sampled_turn(0, std::log(0.5), 2.0));
   *batch.add_episodes() = one_turn_episode("b", sampled_turn(1, std::log(0.5), 0.0, HACKED));
@@ -112,7 +112,7 @@ TEST(LearnerUpdate, MrsRejectsStaleSamplesAndPrsDropsLazyOnes) {
   auto& table = policy_table(policy, "t", "first");
   table.set_logits(0, 1.0);  // the trainer has moved on since the rollout sampled at 0.5
   policy.set_version(1);
-  TrainBatch batch;
+  IterationBatch batch;
   *batch.add_episodes() = one_turn_episode("stale", sampled_turn(0, std::log(0.5), 1.0, OK, 1.0, 0));
   double fresh = std::log(action_probabilities(table)[1]);
   *batch.add_episodes() = one_turn_episode("lazy", sampled_turn(1, fresh, 1.0, OK, 0.1, 1));
@@ -131,7 +131,7 @@ TEST(LearnerUpdate, MrsRejectsStaleSamplesAndPrsDropsLazyOnes) {
 
 TEST(LearnerUpdate, InvalidTurnsGiveNoGradient) {
   auto policy = two_action_policy();
-  TrainBatch batch;
+  IterationBatch batch;
   Turn t = sampled_turn(0, std::log(0.5), 0.0, INTERNAL_ERROR);
   t.mutable_reward()->set_valid(false);
   *batch.add_episodes() = one_turn_episode("a", t);

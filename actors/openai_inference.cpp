@@ -1,0 +1,175 @@
+// The openai inference backend: an event-based front that spreads requests over detached
+// callers (blocking HTTP, one request at a time each) and reloads weights on new versions.
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "actors/inference.hpp"
+#include "messages/json.hpp"
+#include "messages/openai_wire.pb.h"
+#include "pipeline/http_client.hpp"
+#include "policy/openai_wire.hpp"
+
+namespace kgym {
+
+namespace {
+
+struct server_access {
+  OpenAIConfig config;
+  http_url url;
+  http_headers headers;  // the API key, when the environment holds one
+};
+
+// One request, with retries: what the turn records (text, tokens, log-probs) or why not.
+Completion ask_server(const server_access& server, const GenerateRequest& request, const std::string& model,
+                      int64_t version) {
+  OpenAIConfig config = server.config;
+  config.set_model(model);
+  std::string body = openai_request_body(config, request.prompt(), request.seed());
+  double wait_s = config.backoff_s();
+  std::string last_error;
+  for (int attempt = 0; attempt <= config.retries(); ++attempt) {
+    if (attempt > 0) {
+      spdlog::warn("openai: {} turn {}: attempt {} failed ({}); retrying in {:.1f} s", request.episode_id(),
+                   request.turn(), attempt, last_error, wait_s);
+      std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
+      wait_s *= 2;
+    }
+    http_reply reply = http_post_json(server.url, openai_path(config), body, server.headers, config.timeout_s());
+    if (reply.status == 200) {
+      Completion c = parse_openai_response(config, reply.body);
+      if (c.policy_version() == 0)
+        c.set_policy_version(version);
+      return c;
+    }
+    last_error = reply.status == 0 ? reply.error
+                                   : "HTTP " + std::to_string(reply.status) + ": " + reply.body.substr(0, 300);
+    if (!retryable_status(reply.status))
+      break;
+  }
+  Completion failed;
+  failed.set_policy_version(version);
+  failed.set_error("the model server did not answer (" + last_error + ")");
+  return failed;
+}
+
+using caller_actor = caf::typed_actor<caf::replies_to<GenerateRequest, std::string, int64_t>::with<Completion>,
+                                      caf::replies_to<PolicyVersion>::with<std::string>>;
+
+caller_actor::behavior_type caller(caller_actor::pointer self, server_access server) {
+  return {
+      [server](const GenerateRequest& request, const std::string& model, int64_t version) {
+        return ask_server(server, request, model, version);
+      },
+      // SGLang's endpoint at the server's root; kgym's reference server answers it too.
+      [server](const PolicyVersion& version) -> std::string {
+        openai::UpdateWeightsRequest update;
+        update.set_model_path(version.weights_path());
+        http_url root = server.url;
+        if (root.path.size() >= 3 && root.path.compare(root.path.size() - 3, 3, "/v1") == 0)
+          root.path.resize(root.path.size() - 3);
+        http_reply reply = http_post_json(root, "/update_weights_from_disk", to_json(update), server.headers,
+                                          server.config.timeout_s());
+        if (reply.status == 200)
+          return {};
+        return reply.status == 0 ? reply.error : "HTTP " + std::to_string(reply.status) + ": " + reply.body.substr(0, 300);
+      },
+  };
+}
+
+struct openai_state {
+  OpenAIConfig config;
+  std::vector<caller_actor> callers;
+  std::vector<int> in_flight;
+  caller_actor reloader;
+  std::string model;
+  int64_t version = 0;
+  static inline const char* name = "inference";
+};
+
+inference_actor::behavior_type openai_inference(inference_actor::stateful_pointer<openai_state> self,
+                                                server_access server, int64_t version) {
+  auto& s = self->state;
+  s.config = server.config;
+  s.model = server.config.model();
+  s.version = version;
+  for (int i = 0; i < server.config.concurrency(); ++i) {
+    s.callers.push_back(self->system().spawn<caf::detached>(caller, server));
+    s.in_flight.push_back(0);
+  }
+  s.reloader = self->system().spawn<caf::detached>(caller, server);
+  self->set_down_handler([](caf::down_msg&) {});
+  self->attach_functor([self]() {
+    for (auto& c : self->state.callers)
+      caf::anon_send_exit(c, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(self->state.reloader, caf::exit_reason::user_shutdown);
+  });
+  return {
+      [self](const GenerateRequest& request) -> caf::typed_response_promise<Completion> {
+        auto& s = self->state;
+        size_t pick = 0;
+        for (size_t i = 1; i < s.callers.size(); ++i)
+          if (s.in_flight[i] < s.in_flight[pick])
+            pick = i;
+        ++s.in_flight[pick];
+        auto promise = self->make_response_promise<Completion>();
+        self->request(s.callers[pick], caf::infinite, request, s.model, s.version)
+            .then(
+                [self, pick, promise](const Completion& c) mutable {
+                  --self->state.in_flight[pick];
+                  promise.deliver(c);
+                },
+                [self, pick, promise](caf::error& error) mutable {
+                  --self->state.in_flight[pick];
+                  Completion failed;
+                  failed.set_error("the inference caller failed: " + self->system().render(error));
+                  promise.deliver(failed);
+                });
+        return promise;
+      },
+      [](const EmbeddedPolicy&) {},  // not this backend's kind of policy
+      [self](const PolicyVersion& update) {
+        auto& s = self->state;
+        if (update.version() <= s.version)
+          return;
+        if (s.config.weight_reload() == "none") {
+          s.version = update.version();
+          return;
+        }
+        if (s.config.weight_reload() == "model_name") {
+          s.model = update.model().empty() ? s.model : update.model();
+          s.version = update.version();
+          return;
+        }
+        self->request(s.reloader, caf::infinite, update).then([self, update](const std::string& error) {
+          if (!error.empty()) {
+            spdlog::error("openai: the server did not load version {} from {} ({}); rollouts keep version {}",
+                          update.version(), update.weights_path(), error, self->state.version);
+            return;
+          }
+          spdlog::info("openai: the server now serves version {} ({})", update.version(), update.weights_path());
+          self->state.version = std::max(self->state.version, update.version());
+        });
+      },
+  };
+}
+
+}  // namespace
+
+inference_actor spawn_openai_inference(caf::actor_system& system, OpenAIConfig config, int64_t version) {
+  server_access server;
+  server.config = openai_defaults(std::move(config));
+  std::string error;
+  auto url = parse_http_url(server.config.base_url(), &error);
+  if (!url)
+    throw std::invalid_argument("openai.base_url: " + error);
+  server.url = *url;
+  if (const char* key = std::getenv(server.config.api_key_env().c_str()); key && *key)
+    server.headers.push_back({"Authorization", std::string("Bearer ") + key});
+  return system.spawn(openai_inference, std::move(server), version);
+}
+
+}  // namespace kgym
