@@ -112,6 +112,7 @@ void compile(self_ptr self, const Completion& completion) {
   s.turn.set_response(completion.text());
   s.turn.mutable_token_ids()->CopyFrom(completion.token_ids());
   s.turn.mutable_rollout_logprobs()->CopyFrom(completion.logprobs());
+  s.turn.mutable_prompt_token_ids()->CopyFrom(completion.prompt_token_ids());
   s.turn.set_policy_version(completion.policy_version());
   s.turn.set_action(completion.action());
   if (!completion.error().empty()) {
@@ -143,7 +144,8 @@ void next_turn(self_ptr self) {
   std::vector<Turn> earlier(s.episode.turns().begin(), s.episode.turns().end());
   s.turn.set_index(s.episode.turns_size());
   s.turn.set_feedback_state(s.feedback_state);
-  s.turn.set_prompt(build_prompt(s.task, earlier, static_cast<size_t>(s.services.context_turns)));
+  s.turn.set_prompt(build_prompt(s.task, earlier, static_cast<size_t>(s.services.context_turns),
+                                    static_cast<size_t>(s.services.context_token_budget)));
   GenerateRequest request;
   request.set_episode_id(s.spec.episode_id());
   request.set_task_id(s.task.id());

@@ -29,6 +29,7 @@ struct episode_services {
   Device device = CPU;
   EvalOptions options;
   int context_turns = 4;
+  int context_token_budget = 0;  // approximate tokens for earlier turns in a prompt; 0: no limit
 };
 
 episode_actor spawn_episode(caf::actor_system& system, episode_services services, Task task);

@@ -25,9 +25,18 @@ struct learner_options {
   std::string run_dir;  // empty: keep nothing on disk (tests, benchmarks)
   inference_actor inference;
   monitor_actor monitor;
+  // The trainer backend only:
+  TrainerConfig trainer;       // endpoint empty: evaluation only (no updates)
+  std::string system_prompt;   // what the served model was shown, for the trainer's template
+  double clip = 0.2;
 };
 
 // Spawned detached: it writes the metrics line and the checkpoint before it answers.
 learner_actor spawn_learner(caf::actor_system& system, EmbeddedPolicy policy, learner_options options);
+
+// The learner of an LLM policy: the same selection (advantages, MRS, PRS), with the
+// trainer's log-probs for MRS asked of an external trainer over ZeroMQ (ScoreRequest), then
+// a TrainBatch of the kept turns; the trainer's PolicyVersion goes on to inference.
+learner_actor spawn_trainer_learner(caf::actor_system& system, int64_t version, learner_options options);
 
 }  // namespace kgym

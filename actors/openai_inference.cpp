@@ -96,17 +96,12 @@ inference_actor::behavior_type openai_inference(inference_actor::stateful_pointe
   s.config = server.config;
   s.model = server.config.model();
   s.version = version;
+  // Linked: the callers end with the front (after the call each may be in).
   for (int i = 0; i < server.config.concurrency(); ++i) {
-    s.callers.push_back(self->system().spawn<caf::detached>(caller, server));
+    s.callers.push_back(self->spawn<caf::detached + caf::linked>(caller, server));
     s.in_flight.push_back(0);
   }
-  s.reloader = self->system().spawn<caf::detached>(caller, server);
-  self->set_down_handler([](caf::down_msg&) {});
-  self->attach_functor([self]() {
-    for (auto& c : self->state.callers)
-      caf::anon_send_exit(c, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(self->state.reloader, caf::exit_reason::user_shutdown);
-  });
+  s.reloader = self->spawn<caf::detached + caf::linked>(caller, server);
   return {
       [self](const GenerateRequest& request) -> caf::typed_response_promise<Completion> {
         auto& s = self->state;

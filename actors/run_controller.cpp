@@ -37,8 +37,8 @@ struct run_controller_state {
   std::map<int64_t, iteration_progress> iterations;
   size_t per_iteration = 0;
   int in_flight = 0;
-  int64_t version = 0;         // learner updates done
-  int64_t next_to_train = 0;
+  int64_t version = 0;         // the policy's version, as the learner reports it
+  int64_t next_to_train = 0;   // iterations the learner has taken: rollouts run max_policy_lag ahead
   bool training = false;
   std::unique_ptr<episode_store> store;
   caf::typed_response_promise<IterationMetrics> done;
@@ -116,7 +116,7 @@ void episode_finished(self_ptr self, Episode episode) {
 void launch(self_ptr self) {
   auto& s = self->state;
   while (!s.to_launch.empty() && s.in_flight < s.plan.config.max_concurrent_episodes() &&
-         s.to_launch.front().iteration() <= s.version + s.plan.config.max_policy_lag()) {
+         s.to_launch.front().iteration() <= s.next_to_train + s.plan.config.max_policy_lag()) {
     EpisodeSpec spec = std::move(s.to_launch.front());
     s.to_launch.pop_front();
     auto& it = s.iterations[spec.iteration()];

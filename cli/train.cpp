@@ -1,5 +1,6 @@
-// kgym train: the main job. Runs multi-turn episodes of the embedded policy on the task
-// suite through the actor pipeline, trains it, and keeps everything in a run directory.
+// kgym train: the main job. Runs multi-turn episodes of a policy (the embedded one, or an LLM
+// behind an OpenAI-compatible server with an external trainer) on the task suite through the
+// actor pipeline, trains it, and keeps everything in a run directory.
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 #include <spdlog/sinks/basic_file_sink.h>
@@ -70,6 +71,17 @@ options:
   --no-prs               ablation: no profiling-based rejection sampling
   --no-mrs               ablation: no mismatch rejection sampling
   --no-eval-cache        evaluate every answer, even a program already evaluated on the task
+  --policy embedded|openai
+                         openai: an LLM behind an OpenAI-compatible server (vLLM, SGLang, llama.cpp,
+                         deploy/trainer/serve_model.py); the config's "openai" object has every setting
+  --openai-url URL       the server's base URL (default http://127.0.0.1:8000/v1); the API key, if any,
+                         comes from $OPENAI_API_KEY (openai.api_key_env names another variable)
+  --model NAME           the served model's name
+  --api chat|completions which endpoint to use (default chat)
+  --temperature X        sampling temperature (default 1.0)
+  --max-tokens N         longest answer (default 4096)
+  --trainer ENDPOINT     the external trainer (ZeroMQ, e.g. tcp://127.0.0.1:5600;
+                         deploy/trainer/reference_trainer.py); without it an openai run only evaluates
   --print-config         print the resulting configuration and exit
   --python PATH          the Python with torch and triton (default: python3, or $KGYM_PYTHON)
   --no-cupti             on cuda, do not inject the CUPTI profiler
@@ -112,6 +124,20 @@ TrainConfig config_from_args(const args& a) {
     c.set_mrs(false);
   if (a.has("no-eval-cache"))
     c.set_eval_cache(false);
+  if (a.has("policy"))
+    c.set_policy(a.get("policy"));
+  if (a.has("openai-url"))
+    c.mutable_openai()->set_base_url(a.get("openai-url"));
+  if (a.has("model"))
+    c.mutable_openai()->set_model(a.get("model"));
+  if (a.has("api"))
+    c.mutable_openai()->set_api(a.get("api"));
+  if (a.has("temperature"))
+    c.mutable_openai()->set_temperature(a.number("temperature", 1.0));
+  if (a.has("max-tokens"))
+    c.mutable_openai()->set_max_tokens(static_cast<int>(a.number("max-tokens", 0)));
+  if (a.has("trainer"))
+    c.mutable_trainer()->set_endpoint(a.get("trainer"));
   if (c.tasks_dir().empty())
     c.set_tasks_dir(builtin_tasks_dir());
   return c;
@@ -145,7 +171,8 @@ void setup_logging(const std::string& dir, bool quiet) {
 int run_train(const std::vector<std::string>& argv) {
   args a(argv,
          {"config", "run-dir", "resume", "iterations", "device", "tasks-dir", "task", "group-size", "turns", "seed",
-          "executors", "advantage", "learning-rate", "python"},
+          "executors", "advantage", "learning-rate", "python", "policy", "openai-url", "model", "api", "temperature",
+          "max-tokens", "trainer"},
          {"help", "no-hacking-check", "no-pr", "no-prs", "no-mrs", "no-eval-cache", "print-config", "no-cupti",
           "quiet"});
   if (a.has("help")) {
@@ -214,7 +241,9 @@ int run_train(const std::vector<std::string>& argv) {
     executors.push_back(spawn_gpu_executor(system, exec));
 
   episode_services services;
-  services.inference = spawn_embedded_inference(system, policy, suite.programs);
+  bool llm = config.policy() == "openai";
+  services.inference = llm ? spawn_openai_inference(system, config.openai(), policy.version())
+                           : spawn_embedded_inference(system, policy, suite.programs);
   services.compiler = spawn_compiler(system, exec.launch.python);
   services.scheduler = spawn_scheduler(system, executors, scheduling);
   services.reward = spawn_reward(system, config.reward());
@@ -223,13 +252,19 @@ int run_train(const std::vector<std::string>& argv) {
   services.options = config.eval();
   services.options.set_no_hacking_check(!config.hacking_check());
   services.context_turns = config.context_turns();
+  if (llm)
+    services.context_token_budget = config.openai().prompt_token_budget();
   learner_options learning;
   learning.settings = learner_settings_from(config);
   learning.lazy_coverage = config.prs_threshold();
   learning.run_dir = dir;
   learning.inference = services.inference;
   learning.monitor = services.monitor;
-  auto learner = spawn_learner(system, policy, learning);
+  learning.trainer = config.trainer();
+  learning.system_prompt = config.openai().system_prompt();
+  if (llm && config.trainer().endpoint().empty())
+    progress_log()->warn("policy openai without --trainer: episodes are evaluated, nothing is trained");
+  auto learner = llm ? spawn_trainer_learner(system, policy.version(), learning) : spawn_learner(system, policy, learning);
 
   if (auto port = system.middleman().publish(services.monitor, 0, "127.0.0.1"))
     std::ofstream(run_dir::monitor_port_path(dir)) << *port << "\n";

@@ -50,20 +50,31 @@ std::string turn_feedback(const Turn& turn) {
   return text + line;
 }
 
-std::string build_prompt(const Task& task, const std::vector<Turn>& earlier, size_t context_turns) {
+namespace {
+std::string earlier_turn_text(const Turn& t) {
+  return "\n## Your answer in turn " + std::to_string(t.index() + 1) + "\n```python\n" +
+         extract_program(t.response()).value_or(t.response()) + "\n```\n" + "Feedback:\n" + turn_feedback(t);
+}
+}  // namespace
+
+std::string build_prompt(const Task& task, const std::vector<Turn>& earlier, size_t context_turns,
+                         size_t context_token_budget) {
   std::string prompt =
       "You write Triton kernels. Rewrite the PyTorch program below as class ModelNew with the same\n"
       "interface and results, running its work in your own Triton kernels. Answer with one fenced\n"
       "Python code block.\n\n## Task " + task.id() + "\n```python\n" + task.source() + "\n```\n";
   std::vector<double> rewards;
-  for (const auto& t : earlier)
+  std::vector<std::string> texts;
+  std::vector<size_t> tokens;
+  for (const auto& t : earlier) {
     rewards.push_back(t.reward().total());
-  for (size_t i : select_context(rewards, context_turns)) {
-    const Turn& t = earlier[i];
-    prompt += "\n## Your answer in turn " + std::to_string(t.index() + 1) + "\n```python\n" +
-              extract_program(t.response()).value_or(t.response()) + "\n```\n";
-    prompt += "Feedback:\n" + turn_feedback(t);
+    texts.push_back(earlier_turn_text(t));
+    tokens.push_back(approx_tokens(texts.back()));
   }
+  auto chosen = context_token_budget ? select_context_within(rewards, tokens, context_turns, context_token_budget)
+                                     : select_context(rewards, context_turns);
+  for (size_t i : chosen)
+    prompt += texts[i];
   return prompt;
 }
 

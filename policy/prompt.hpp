@@ -16,7 +16,9 @@ std::optional<std::string> extract_program(const std::string& response);
 // Structured feedback of one evaluated turn, as the next prompt shows it.
 std::string turn_feedback(const Turn& turn);
 
-// The prompt for the next turn; `earlier` are this episode's finished turns.
-std::string build_prompt(const Task& task, const std::vector<Turn>& earlier, size_t context_turns = 4);
+// The prompt for the next turn; `earlier` are this episode's finished turns. The top
+// `context_turns` by reward go in, within `context_token_budget` approximate tokens (0: no limit).
+std::string build_prompt(const Task& task, const std::vector<Turn>& earlier, size_t context_turns = 4,
+                         size_t context_token_budget = 0);
 
 }  // namespace kgym

@@ -25,6 +25,10 @@ std::string kgym_binary() { return KGYM_BINARY; }
 pid_t start_kgym(const std::vector<std::string>& args, const std::string& log) {
   std::vector<std::string> full = {KGYM_BINARY};
   full.insert(full.end(), args.begin(), args.end());
+  return start_program(full, log);
+}
+
+pid_t start_program(std::vector<std::string> full, const std::string& log) {
   pid_t pid = ::fork();
   if (pid == 0) {
     if (!log.empty()) {
@@ -36,7 +40,7 @@ pid_t start_kgym(const std::vector<std::string>& args, const std::string& log) {
     for (auto& arg : full)
       argv.push_back(arg.data());
     argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
+    ::execvp(argv[0], argv.data());
     ::_exit(127);
   }
   return pid;

@@ -25,6 +25,9 @@ std::string kgym_binary();
 // Runs `kgym <args...>` (stderr to `log`, if given) and returns its pid.
 pid_t start_kgym(const std::vector<std::string>& args, const std::string& log = "");
 
+// Runs any program (looked up on PATH; stdout and stderr to `log`, if given); returns its pid.
+pid_t start_program(std::vector<std::string> argv, const std::string& log = "");
+
 // The first line of `path`, waiting up to `timeout` for it to appear.
 std::string wait_for_line(const std::string& path, std::chrono::seconds timeout = std::chrono::seconds(30));
 
