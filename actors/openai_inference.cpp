@@ -87,10 +87,45 @@ struct openai_state {
   caller_actor reloader;
   std::string model;
   int64_t version = 0;
+  // While the server loads new weights, requests wait: rollouts after an update use it.
+  bool reloading = false;
+  std::vector<std::pair<GenerateRequest, caf::typed_response_promise<Completion>>> waiting;
   static inline const char* name = "inference";
 };
 
-inference_actor::behavior_type openai_inference(inference_actor::stateful_pointer<openai_state> self,
+using openai_self = inference_actor::stateful_pointer<openai_state>;
+
+void dispatch(openai_self self, const GenerateRequest& request, caf::typed_response_promise<Completion> promise) {
+  auto& s = self->state;
+  size_t pick = 0;
+  for (size_t i = 1; i < s.callers.size(); ++i)
+    if (s.in_flight[i] < s.in_flight[pick])
+      pick = i;
+  ++s.in_flight[pick];
+  self->request(s.callers[pick], caf::infinite, request, s.model, s.version)
+      .then(
+          [self, pick, promise](const Completion& c) mutable {
+            --self->state.in_flight[pick];
+            promise.deliver(c);
+          },
+          [self, pick, promise](caf::error& error) mutable {
+            --self->state.in_flight[pick];
+            Completion failed;
+            failed.set_error("the inference caller failed: " + self->system().render(error));
+            promise.deliver(failed);
+          });
+}
+
+void reloaded(openai_self self) {
+  auto& s = self->state;
+  s.reloading = false;
+  auto waiting = std::move(s.waiting);
+  s.waiting.clear();
+  for (auto& [request, promise] : waiting)
+    dispatch(self, request, promise);
+}
+
+inference_actor::behavior_type openai_inference(openai_self self,
                                                 server_access server, int64_t version) {
   auto& s = self->state;
   s.config = server.config;
@@ -104,25 +139,11 @@ inference_actor::behavior_type openai_inference(inference_actor::stateful_pointe
   s.reloader = self->spawn<caf::detached + caf::linked>(caller, server);
   return {
       [self](const GenerateRequest& request) -> caf::typed_response_promise<Completion> {
-        auto& s = self->state;
-        size_t pick = 0;
-        for (size_t i = 1; i < s.callers.size(); ++i)
-          if (s.in_flight[i] < s.in_flight[pick])
-            pick = i;
-        ++s.in_flight[pick];
         auto promise = self->make_response_promise<Completion>();
-        self->request(s.callers[pick], caf::infinite, request, s.model, s.version)
-            .then(
-                [self, pick, promise](const Completion& c) mutable {
-                  --self->state.in_flight[pick];
-                  promise.deliver(c);
-                },
-                [self, pick, promise](caf::error& error) mutable {
-                  --self->state.in_flight[pick];
-                  Completion failed;
-                  failed.set_error("the inference caller failed: " + self->system().render(error));
-                  promise.deliver(failed);
-                });
+        if (self->state.reloading)
+          self->state.waiting.emplace_back(request, promise);
+        else
+          dispatch(self, request, promise);
         return promise;
       },
       [](const EmbeddedPolicy&) {},  // not this backend's kind of policy
@@ -139,15 +160,24 @@ inference_actor::behavior_type openai_inference(inference_actor::stateful_pointe
           s.version = update.version();
           return;
         }
-        self->request(s.reloader, caf::infinite, update).then([self, update](const std::string& error) {
-          if (!error.empty()) {
-            spdlog::error("openai: the server did not load version {} from {} ({}); rollouts keep version {}",
-                          update.version(), update.weights_path(), error, self->state.version);
-            return;
-          }
-          spdlog::info("openai: the server now serves version {} ({})", update.version(), update.weights_path());
-          self->state.version = std::max(self->state.version, update.version());
-        });
+        s.reloading = true;
+        self->request(s.reloader, caf::infinite, update)
+            .then(
+                [self, update](const std::string& error) {
+                  if (!error.empty()) {
+                    spdlog::error("openai: the server did not load version {} from {} ({}); rollouts keep version {}",
+                                  update.version(), update.weights_path(), error, self->state.version);
+                  } else {
+                    spdlog::info("openai: the server now serves version {} ({})", update.version(),
+                                 update.weights_path());
+                    self->state.version = std::max(self->state.version, update.version());
+                  }
+                  reloaded(self);
+                },
+                [self](caf::error& error) {
+                  spdlog::error("openai: the weight reload failed: {}", self->system().render(error));
+                  reloaded(self);
+                });
       },
   };
 }

@@ -53,10 +53,10 @@ void launch(self_ptr self);
 void progress_line(const TrainConfig& c, const IterationMetrics& m) {
   progress_log()->info(
       "iteration {}/{}  reward {:.3f}  correct {:.2f}  fast@1.2 last {:.2f} best {:.2f}  hacked {:.2f}  cheat {:.2f}  "
-      "lazy {:.2f}  coverage {:.2f}  mrs -{:.0f}% prs -{:.0f}%  cache {:.0f}%  {} episodes {:.1f} s",
+      "lazy {:.2f}  coverage {:.2f}  mrs -{:.0f}% (|log ratio| {:.1e}) prs -{:.0f}%  cache {:.0f}%  {} episodes {:.1f} s",
       m.iteration() + 1, c.iterations(), m.mean_reward(), m.correct_rate(), m.fast1_2_last(), m.fast1_2_best(),
       m.hack_rate(), m.cheat_share(), m.lazy_share(), m.mean_coverage(), 100 * m.mrs_rejected_rate(),
-      100 * m.prs_rejected_rate(), 100 * m.eval_cache_hit_rate(), m.episodes(), m.wall_s());
+      m.mean_abs_log_ratio(), 100 * m.prs_rejected_rate(), 100 * m.eval_cache_hit_rate(), m.episodes(), m.wall_s());
 }
 
 void train_ready(self_ptr self) {

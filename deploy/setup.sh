@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine for kgym and builds it:
 #   Debian packages (CAF 0.17, Protobuf, ZeroMQ, spdlog, GoogleTest), the sandbox's Python
-#   stack from PyPI (PyTorch, Triton), then the CMake build in build/.
+#   stack from PyPI (PyTorch, Triton), the reference trainer's environment (.venv-trainer),
+#   then the CMake build in build/.
 # Idempotent: a second run only rebuilds what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +27,19 @@ then
   echo "kgym setup: installing the sandbox's Python packages into $PYTHON (this takes a minute)"
   "$PYTHON" -m pip install -q --disable-pip-version-check -r deploy/requirements-sandbox.txt \
     -r deploy/requirements-client.txt
+fi
+
+# The reference trainer and model server (deploy/trainer/): torch from Debian (CPU), transformers
+# and pyzmq from PyPI, in .venv-trainer (it sees Debian's python3-torch).
+TRAINER_DEBS="python3-torch python3-venv"
+if ! dpkg -s $TRAINER_DEBS >/dev/null 2>&1; then
+  echo "kgym setup: installing Debian's python3-torch for the reference trainer"
+  sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $TRAINER_DEBS >/dev/null
+fi
+if ! .venv-trainer/bin/python -c "import torch, transformers, zmq" 2>/dev/null; then
+  echo "kgym setup: making .venv-trainer (transformers, pyzmq)"
+  /usr/bin/python3 -m venv --system-site-packages .venv-trainer
+  .venv-trainer/bin/pip install -q --disable-pip-version-check -r deploy/trainer/requirements.txt
 fi
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

@@ -55,6 +55,7 @@ IterationMetrics iteration_metrics(const std::vector<Episode>& episodes, const L
   m.set_prs_rejected_rate(share(step.prs_rejected_turns(), step.turns()));
   m.set_eval_cache_hit_rate(share(cached, turns));
   m.set_mean_staleness(step.mean_staleness());
+  m.set_mean_abs_log_ratio(step.mean_abs_log_ratio());
   m.set_wall_s(wall_s);
   m.set_episodes_per_s(wall_s > 0 ? episodes.size() / wall_s : 0.0);
   return m;

@@ -54,7 +54,8 @@ turn_selection select_training_turns(const IterationBatch& batch, int64_t learne
   for (int i = 0; i < batch.episodes_size(); ++i)
     groups[batch.episodes(i).group_id()].push_back(i);
 
-  double abs_advantage = 0, staleness = 0;
+  double abs_advantage = 0, staleness = 0, abs_log_ratio = 0;
+  long scored_tokens = 0;
   for (const auto& [group_id, members] : groups) {
     std::vector<const Episode*> group;
     for (int i : members)
@@ -74,6 +75,9 @@ turn_selection select_training_turns(const IterationBatch& batch, int64_t learne
           continue;
         }
         std::vector<double> rollout(turn.rollout_logprobs().begin(), turn.rollout_logprobs().end());
+        for (size_t k = 0; k < rollout.size(); ++k)
+          abs_log_ratio += std::fabs((*trainer_logp)[k] - rollout[k]);
+        scored_tokens += static_cast<long>(rollout.size());
         if (s.mrs && !mismatch_rejection(*trainer_logp, rollout, s.bounds).keep) {
           step.set_mrs_rejected_turns(step.mrs_rejected_turns() + 1);
           step.set_mrs_rejected_tokens(step.mrs_rejected_tokens() + turn.token_ids_size());
@@ -97,6 +101,7 @@ turn_selection select_training_turns(const IterationBatch& batch, int64_t learne
   step.set_turns_used(static_cast<int>(out.kept.size()));
   step.set_mean_abs_advantage(out.kept.empty() ? 0.0 : abs_advantage / out.kept.size());
   step.set_mean_staleness(step.turns() ? staleness / step.turns() : 0.0);
+  step.set_mean_abs_log_ratio(scored_tokens ? abs_log_ratio / scored_tokens : 0.0);
   return out;
 }
 
