@@ -19,6 +19,7 @@ commands:
   top      a live view of a running training's episodes
   serve    the evaluation API for RL frameworks (ZeroMQ) and the control plane workers join
   worker   add this node's GPUs or CPU slots to a running kgym serve
+  eval     a policy on a task suite (or KernelBench levels) with N turns: Fast@1, Fast@1.2, hacks
 
 Each candidate runs in a fresh, confined process forked from a pre-imported PyTorch+Triton
 parent; the executor owns every time limit and always answers with a verdict.
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
       {"top", kgym::cli::run_top},
       {"serve", kgym::cli::run_serve},
       {"worker", kgym::cli::run_worker},
+      {"eval", kgym::cli::run_eval},
   };
   auto it = commands.find(args[0]);
   if (it == commands.end()) {

@@ -29,23 +29,34 @@ std::vector<std::pair<std::string, std::string>> embedded_programs(const std::st
   return programs;
 }
 
-embedded_suite load_embedded_suite(const std::string& tasks_dir, const std::set<std::string>& only) {
+embedded_suite load_embedded_suite(const std::vector<std::string>& tasks_dirs, const std::set<std::string>& only,
+                                   bool with_programs) {
   embedded_suite suite;
-  for (const auto& path : find_tasks(tasks_dir)) {
-    Task task = load_task(path);
-    if (!only.empty() && !only.count(task.id()))
-      continue;
-    auto& programs = suite.programs[task.id()] = embedded_programs(path);
-    for (const auto& [action, source] : programs)
-      suite.actions[task.id()].push_back(action);
-    suite.tasks[task.id()] = std::move(task);
+  std::string where;
+  for (const auto& dir : tasks_dirs) {
+    where += (where.empty() ? "" : ", ") + dir;
+    for (const auto& path : find_tasks(dir)) {
+      Task task = load_task(path);
+      if (!only.empty() && !only.count(task.id()))
+        continue;
+      if (with_programs) {
+        auto& programs = suite.programs[task.id()] = embedded_programs(path);
+        for (const auto& [action, source] : programs)
+          suite.actions[task.id()].push_back(action);
+      }
+      suite.tasks[task.id()] = std::move(task);
+    }
   }
   for (const auto& id : only)
     if (!suite.tasks.count(id))
-      throw std::invalid_argument("task '" + id + "' is not in " + tasks_dir + " (kgym tasks lists them)");
+      throw std::invalid_argument("task '" + id + "' is not in " + where + " (kgym tasks lists them)");
   if (suite.tasks.empty())
-    throw std::invalid_argument("no tasks with candidates/ under " + tasks_dir);
+    throw std::invalid_argument(std::string("no tasks") + (with_programs ? " with candidates/" : "") + " under " + where);
   return suite;
+}
+
+embedded_suite load_embedded_suite(const std::string& tasks_dir, const std::set<std::string>& only) {
+  return load_embedded_suite(std::vector<std::string>{tasks_dir}, only, true);
 }
 
 }  // namespace kgym

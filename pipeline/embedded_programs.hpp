@@ -27,4 +27,9 @@ struct embedded_suite {
 // is missing or none is found.
 embedded_suite load_embedded_suite(const std::string& tasks_dir, const std::set<std::string>& only = {});
 
+// Tasks from several directories (e.g. KernelBench levels); `with_programs` false: tasks
+// need no candidates/ (a policy that writes its own programs).
+embedded_suite load_embedded_suite(const std::vector<std::string>& tasks_dirs, const std::set<std::string>& only,
+                                   bool with_programs);
+
 }  // namespace kgym

@@ -11,10 +11,12 @@
 #include "actors/compiler.hpp"
 #include "messages/json.hpp"
 #include "pipeline/content_hash.hpp"
+#include "pipeline/eval_report.hpp"
 #include "pipeline/iteration_metrics.hpp"
 #include "pipeline/png_plot.hpp"
 #include "pipeline/run_dir.hpp"
 #include "pipeline/train_config.hpp"
+#include "policy/context.hpp"
 #include "policy/embedded_policy.hpp"
 #include "policy/learner_update.hpp"
 #include "policy/prompt.hpp"
@@ -176,6 +178,61 @@ TEST(IterationMetrics, RatesFromEpisodes) {
   EXPECT_EQ(m.fast1_2_per_turn(0), 0.0);
   EXPECT_DOUBLE_EQ(m.mrs_rejected_rate(), 0.25);
   EXPECT_DOUBLE_EQ(m.episodes_per_s(), 1.0);
+}
+
+TEST(EvalReport, PerTurnLastAndBestOfHistory) {
+  auto turn = [](Verdict v, double speedup, double coverage) {
+    Turn t;
+    t.mutable_result()->set_verdict(v);
+    t.mutable_result()->set_speedup(speedup);
+    t.mutable_result()->mutable_profile()->set_coverage(coverage);
+    return t;
+  };
+  Episode a, b, c;
+  a.set_task_id("x");
+  *a.add_turns() = turn(INCORRECT, 0, 0);
+  *a.add_turns() = turn(OK, 2.0, 1.0);
+  *a.add_turns() = turn(OK, 1.1, 0.1);  // correct, slower, lazy
+  b.set_task_id("y");
+  *b.add_turns() = turn(HACKED, 0, 0);
+  *b.add_turns() = turn(COMPILE_ERROR, 0, 0);  // ended after two turns: stands by this answer
+  c.set_task_id("x");
+  *c.add_turns() = turn(OK, 1.5, 0.9);
+  EvalReport r = eval_report({a, b, c}, 0.3);
+  EXPECT_EQ(r.tasks(), 2);
+  EXPECT_EQ(r.turns(), 3);
+  ASSERT_EQ(r.per_turn_size(), 3);
+  EXPECT_DOUBLE_EQ(r.per_turn(0).fast1(), 1.0 / 3);   // c
+  EXPECT_DOUBLE_EQ(r.per_turn(0).hacked(), 1.0 / 3);  // b
+  EXPECT_DOUBLE_EQ(r.per_turn(1).fast1_2(), 2.0 / 3);  // a (2.0x) and c (1.5x)
+  EXPECT_DOUBLE_EQ(r.per_turn(1).hacked(), 0.0);
+  EXPECT_DOUBLE_EQ(r.per_turn(2).fast1_2(), 1.0 / 3);  // a fell to 1.1x
+  EXPECT_DOUBLE_EQ(r.per_turn(2).lazy(), 0.5);         // a's 0.1 coverage of a and c
+  EXPECT_DOUBLE_EQ(r.fast1_2_last(), 1.0 / 3);
+  EXPECT_DOUBLE_EQ(r.fast1_2_best(), 2.0 / 3);
+  EXPECT_DOUBLE_EQ(r.hack_rate(), 1.0 / 6);
+  EXPECT_DOUBLE_EQ(r.correct_rate(), 0.5);
+  EXPECT_DOUBLE_EQ(r.lazy_rate(), 1.0 / 3);
+  ASSERT_EQ(r.task_rows_size(), 2);
+  EXPECT_EQ(r.task_rows(0).task_id(), "x");
+  EXPECT_EQ(r.task_rows(0).samples(), 2);
+  EXPECT_DOUBLE_EQ(r.task_rows(0).best_speedup(), 2.0);
+  EXPECT_DOUBLE_EQ(r.task_rows(0).fast1_2_best(), 1.0);
+  EXPECT_EQ(r.task_rows(0).last_verdict(), "OK");
+  EXPECT_EQ(r.task_rows(1).hacked_turns(), 1);
+  EXPECT_NE(eval_markdown(r).find("| 2 | 0.667 | 0.667 | 0.667 | 0.000 | 0.000 |"), std::string::npos)
+      << eval_markdown(r);
+}
+
+TEST(Context, TopTurnsWithinATokenBudget) {
+  // rewards: turn 2 best, then 0, then 3, then 1; sizes in tokens.
+  std::vector<double> rewards = {1.0, 0.5, 2.0, 0.8};
+  std::vector<size_t> tokens = {100, 10, 300, 50};
+  EXPECT_EQ(select_context_within(rewards, tokens, 4, 1000), (std::vector<size_t>{0, 1, 2, 3}));
+  EXPECT_EQ(select_context_within(rewards, tokens, 4, 400), (std::vector<size_t>{0, 2}));      // 300 + 100
+  EXPECT_EQ(select_context_within(rewards, tokens, 4, 160), (std::vector<size_t>{0, 1, 3}));   // 2 skipped
+  EXPECT_EQ(select_context_within(rewards, tokens, 1, 1000), (std::vector<size_t>{2}));
+  EXPECT_EQ(approx_tokens("12345"), 2u);
 }
 
 TEST(RewardSpeedup, CpuModeUsesTheModeledSpeedup) {

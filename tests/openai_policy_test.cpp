@@ -188,5 +188,67 @@ TEST(OpenAIPolicy, ScriptedServerFailuresBecomeTurnsWithTheRightFeedback) {
   EXPECT_EQ(logged(server->log)["gelu_scale_residual/1"].back().fields().at("path").string_value(), "/v1/completions");
 }
 
+// A KernelBench-layout checkout (KernelBench/levelN/<n>_<name>.py), made from built-in tasks
+// at their CPU sizes.
+void write_kernelbench_task(const std::string& root, int level, const std::string& file, const std::string& task,
+                            const std::map<std::string, std::string>& sizes) {
+  std::string source = test::read_text(test::source_path("tasks/" + task + "/task.py"));
+  std::string out;
+  std::istringstream lines(source);
+  for (std::string line; std::getline(lines, line);) {
+    for (const auto& [name, value] : sizes)
+      if (line.rfind(name + " = ", 0) == 0)
+        line = name + " = " + value;
+    out += line + "\n";
+  }
+  std::string dir = root + "/KernelBench/level" + std::to_string(level);
+  fs::create_directories(dir);
+  std::ofstream(dir + "/" + file) << out;
+}
+
+TEST(OpenAIPolicy, EvalOnKernelBenchLevelsWritesTheReport) {
+  std::string dir = (fs::temp_directory_path() / ("kgym-openai-eval-" + std::to_string(::getpid()))).string();
+  fs::remove_all(dir);
+  std::string checkout = dir + "/kb";
+  write_kernelbench_task(checkout, 1, "1_gelu_scale_residual.py", "gelu_scale_residual",
+                         {{"batch_size", "64"}, {"dim", "1024"}});
+  write_kernelbench_task(checkout, 2, "2_row_sum.py", "row_sum", {{"batch_size", "4"}, {"dim1", "256"}, {"dim2", "128"}});
+  std::ostringstream script;
+  script << "{\"1_gelu_scale_residual/1\": [{\"answer\": " << json_string(fenced(candidate("gelu_scale_residual", "wrong")))
+         << "}], \"1_gelu_scale_residual/2\": [{\"answer\": " << json_string(fenced(candidate("gelu_scale_residual", "fused")))
+         << "}], \"2_row_sum/1\": [{\"answer\": " << json_string(fenced(candidate("row_sum", "cheat")))
+         << "}], \"2_row_sum/2\": [{\"answer\": \"Nothing to change.\"}]}";
+  auto server = start_fake(dir, script.str());
+
+  std::vector<std::string> common = {"eval", "--policy", "openai", "--openai-url", server->url, "--model", "scripted",
+                                     "--kernelbench", checkout, "--turns", "2", "--quiet"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> all = common;
+    all.insert(all.end(), extra.begin(), extra.end());
+    return all;
+  };
+  EXPECT_EQ(wait_exit(test::start_kgym(with({"--level", "3", "--out", dir + "/none"}), dir + "/bad.out")), 2);
+  EXPECT_NE(test::read_text(dir + "/bad.out").find("no KernelBench level 3"), std::string::npos);
+
+  std::string out = dir + "/eval";
+  ASSERT_EQ(wait_exit(test::start_kgym(with({"--level", "1", "--level", "2", "--out", out}), dir + "/eval.out")), 0)
+      << test::read_text(dir + "/eval.out");
+  EvalReport report;
+  ASSERT_EQ(from_json(test::read_text(out + "/eval.json"), &report), "");
+  EXPECT_EQ(report.tasks(), 2);
+  EXPECT_EQ(report.policy(), "openai");
+  EXPECT_EQ(report.model(), "scripted");
+  ASSERT_EQ(report.per_turn_size(), 2);
+  EXPECT_DOUBLE_EQ(report.per_turn(0).fast1(), 0.0);    // wrong, hacked
+  EXPECT_DOUBLE_EQ(report.per_turn(0).hacked(), 0.5);
+  EXPECT_DOUBLE_EQ(report.per_turn(1).correct(), 0.5);  // fused, no code
+  EXPECT_DOUBLE_EQ(report.per_turn(1).fast1_2(), 0.5);  // the fused GELU is modeled well above 1.2x
+  EXPECT_DOUBLE_EQ(report.per_turn(1).hacked(), 0.0);
+  EXPECT_DOUBLE_EQ(report.fast1_2_best(), 0.5);
+  EXPECT_DOUBLE_EQ(report.hack_rate(), 0.25);
+  EXPECT_NE(test::read_text(out + "/eval.md").find("| 1_gelu_scale_residual | 1 |"), std::string::npos);
+  EXPECT_EQ(test::read_text(out + "/eval.png").substr(1, 3), "PNG");
+}
+
 }  // namespace
 }  // namespace kgym

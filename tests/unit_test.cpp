@@ -6,6 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "messages/openai_wire.pb.h"
+#include "pipeline/http_client.hpp"
+#include "policy/openai_wire.hpp"
 #include "actors/gpu_executor.hpp"
 #include "actors/profiler.hpp"
 #include "cli/args.hpp"
@@ -393,6 +396,79 @@ TEST(EvalApi, DecodesChecksAndRefusesClearly) {
   EXPECT_TRUE(is_loopback_endpoint("ipc:///tmp/x"));
   EXPECT_FALSE(is_loopback_endpoint("tcp://0.0.0.0:5555"));
   EXPECT_FALSE(is_loopback_endpoint("tcp://*:5555"));
+}
+
+TEST(HttpClient, UrlsAndResponses) {
+  std::string error;
+  auto url = parse_http_url("http://127.0.0.1:8000/v1/", &error);
+  ASSERT_TRUE(url);
+  EXPECT_EQ(url->host, "127.0.0.1");
+  EXPECT_EQ(url->port, 8000);
+  EXPECT_EQ(url->path, "/v1");
+  EXPECT_FALSE(parse_http_url("https://api.example.com/v1", &error));
+  EXPECT_NE(error.find("https is not supported"), std::string::npos);
+  EXPECT_FALSE(parse_http_url("http://host:99999/v1", &error));
+
+  std::string head = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n";
+  EXPECT_FALSE(parse_http_response(head + "hel", false));  // more to come
+  auto cut = parse_http_response(head + "hel", true);
+  ASSERT_TRUE(cut);
+  EXPECT_EQ(cut->status, 0);
+  EXPECT_NE(cut->error.find("cut off"), std::string::npos);
+  auto whole = parse_http_response(head + "hello", false);
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole->status, 200);
+  EXPECT_EQ(whole->body, "hello");
+  auto chunked = parse_http_response(
+      "HTTP/1.1 503 Busy\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n", false);
+  ASSERT_TRUE(chunked);
+  EXPECT_EQ(chunked->status, 503);
+  EXPECT_EQ(chunked->body, "abcde");
+}
+
+TEST(OpenAIWire, RequestBodyAndResponseParsing) {
+  OpenAIConfig config = openai_defaults(OpenAIConfig{});
+  config.set_model("m");
+  config.set_temperature(0.0);  // greedy must still be sent
+  config.set_token_ids(true);
+  openai::ChatRequest chat;
+  ASSERT_EQ(from_json(openai_request_body(config, "the task", 5), &chat), "");
+  EXPECT_EQ(chat.model(), "m");
+  ASSERT_EQ(chat.messages_size(), 2);
+  EXPECT_EQ(chat.messages(0).role(), "system");
+  EXPECT_EQ(chat.messages(1).content(), "the task");
+  EXPECT_TRUE(chat.has_temperature());
+  EXPECT_EQ(chat.temperature(), 0.0);
+  EXPECT_TRUE(chat.logprobs());
+  EXPECT_TRUE(chat.return_token_ids());
+  EXPECT_EQ(chat.seed(), 5);
+  EXPECT_EQ(openai_path(config), "/chat/completions");
+
+  // vLLM's "token_id:N" tokens give the ids when no token_ids field is there; extra fields are ignored.
+  Completion c = parse_openai_response(config, R"({"id":"x","system_fingerprint":"kgym-v12","usage":{"a":1},
+      "choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"length",
+      "logprobs":{"content":[{"token":"token_id:7","logprob":-0.25,"top_logprobs":[]},
+                             {"token":"token_id:9","logprob":-1.5}]}}]})");
+  EXPECT_EQ(c.error(), "");
+  EXPECT_EQ(c.text(), "hi");
+  EXPECT_EQ(c.finish_reason(), "length");
+  ASSERT_EQ(c.token_ids_size(), 2);
+  EXPECT_EQ(c.token_ids(1), 9);
+  EXPECT_EQ(c.logprobs(0), -0.25);
+  EXPECT_EQ(c.policy_version(), 12);
+  // Plain tokens without ids: log-probs, no ids (the learner then cannot train on the turn).
+  Completion plain = parse_openai_response(
+      config, R"({"choices":[{"message":{"content":"a"},"logprobs":{"content":[{"token":"a","logprob":-0.5}]}}]})");
+  EXPECT_EQ(plain.token_ids_size(), 0);
+  EXPECT_EQ(plain.logprobs_size(), 1);
+  EXPECT_NE(parse_openai_response(config, R"({"choices": [{"message": {"content": "trunc)").error().find(
+                "not the OpenAI JSON"),
+            std::string::npos);
+  EXPECT_NE(parse_openai_response(config, R"({"choices": []})").error().find("no choices"), std::string::npos);
+  EXPECT_FALSE(version_from_fingerprint("fp_44709d6fcb"));
+  EXPECT_TRUE(retryable_status(429));
+  EXPECT_TRUE(retryable_status(0));
+  EXPECT_FALSE(retryable_status(400));
 }
 
 }  // namespace

@@ -1,0 +1,155 @@
+#include "cli/run_setup.hpp"
+
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <caf/all.hpp>
+
+#include "actors/compiler.hpp"
+#include "actors/inference.hpp"
+#include "actors/monitor.hpp"
+#include "actors/reward.hpp"
+#include "pipeline/paths.hpp"
+#include "pipeline/progress_log.hpp"
+#include "pipeline/train_config.hpp"
+
+namespace kgym::cli {
+
+const char* const policy_flags_help = R"(  --policy embedded|openai
+                         openai: an LLM behind an OpenAI-compatible server (vLLM, SGLang, llama.cpp,
+                         deploy/trainer/serve_model.py); the config's "openai" object has every setting
+  --openai-url URL       the server's base URL (default http://127.0.0.1:8000/v1); the API key, if any,
+                         comes from $OPENAI_API_KEY (openai.api_key_env names another variable)
+  --model NAME           the served model's name
+  --api chat|completions which endpoint to use (default chat)
+  --temperature X        sampling temperature (default 1.0)
+  --max-tokens N         longest answer (default 4096)
+)";
+
+const std::vector<std::string> config_value_flags = {
+    "config", "iterations", "device", "tasks-dir", "task", "group-size", "turns", "seed", "executors", "advantage",
+    "learning-rate", "python", "policy", "openai-url", "model", "api", "temperature", "max-tokens", "trainer"};
+const std::vector<std::string> config_switch_flags = {"no-hacking-check", "no-pr", "no-prs", "no-mrs",
+                                                      "no-eval-cache", "no-cupti", "quiet"};
+
+TrainConfig config_from_args(const args& a) {
+  std::string device = a.get("device", "cpu");
+  TrainConfig c = a.has("config") ? load_train_config(a.get("config"), device) : default_train_config(device);
+  if (a.has("device"))
+    c.set_device(device);
+  if (a.has("iterations"))
+    c.set_iterations(static_cast<int>(a.number("iterations", 0)));
+  if (a.has("tasks-dir"))
+    c.set_tasks_dir(a.get("tasks-dir"));
+  if (a.has("task")) {
+    c.clear_tasks();
+    for (const auto& t : a.all("task"))
+      c.add_tasks(t);
+  }
+  if (a.has("group-size"))
+    c.set_group_size(static_cast<int>(a.number("group-size", 0)));
+  if (a.has("turns"))
+    c.set_turns(static_cast<int>(a.number("turns", 0)));
+  if (a.has("seed"))
+    c.set_seed(static_cast<uint64_t>(a.number("seed", 0)));
+  if (a.has("executors"))
+    c.set_executors(static_cast<int>(a.number("executors", 0)));
+  if (a.has("advantage"))
+    c.set_advantage(a.get("advantage"));
+  if (a.has("learning-rate"))
+    c.set_learning_rate(a.number("learning-rate", 0));
+  if (a.has("no-hacking-check"))
+    c.set_hacking_check(false);
+  if (a.has("no-pr"))
+    c.mutable_reward()->set_coverage_weight(0);
+  if (a.has("no-prs"))
+    c.set_prs(false);
+  if (a.has("no-mrs"))
+    c.set_mrs(false);
+  if (a.has("no-eval-cache"))
+    c.set_eval_cache(false);
+  if (a.has("policy"))
+    c.set_policy(a.get("policy"));
+  if (a.has("openai-url"))
+    c.mutable_openai()->set_base_url(a.get("openai-url"));
+  if (a.has("model"))
+    c.mutable_openai()->set_model(a.get("model"));
+  if (a.has("api"))
+    c.mutable_openai()->set_api(a.get("api"));
+  if (a.has("temperature"))
+    c.mutable_openai()->set_temperature(a.number("temperature", 1.0));
+  if (a.has("max-tokens"))
+    c.mutable_openai()->set_max_tokens(static_cast<int>(a.number("max-tokens", 0)));
+  if (a.has("trainer"))
+    c.mutable_trainer()->set_endpoint(a.get("trainer"));
+  if (c.tasks_dir().empty())
+    c.set_tasks_dir(builtin_tasks_dir());
+  return c;
+}
+
+void setup_logging(const std::string& log_path, bool quiet) {
+  auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(log_path);
+  auto console = std::make_shared<spdlog::sinks::stdout_sink_mt>();
+  console->set_level(quiet ? spdlog::level::off : spdlog::level::info);
+  auto details = std::make_shared<spdlog::logger>("kgym", spdlog::sinks_init_list{file});
+  auto progress = std::make_shared<spdlog::logger>("progress", spdlog::sinks_init_list{file, console});
+  for (const auto& logger : {details, progress}) {
+    logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %v");
+    logger->flush_on(spdlog::level::info);
+    logger->set_level(spdlog::level::info);
+  }
+  spdlog::set_default_logger(details);
+  spdlog::register_logger(progress);
+}
+
+pipeline start_pipeline(caf::actor_system& system, const TrainConfig& config, const executor_options& exec,
+                        const std::string& dir, const EmbeddedPolicy& policy, const embedded_suite& suite,
+                        const scheduler_options& scheduling, bool evaluate_only) {
+  pipeline p;
+  auto& executors = p.executors;
+  auto& services = p.services;
+  for (int i = 0; i < config.executors(); ++i)
+    executors.push_back(spawn_gpu_executor(system, exec));
+
+  bool llm = config.policy() == "openai";
+  services.inference = llm ? spawn_openai_inference(system, config.openai(), policy.version())
+                           : spawn_embedded_inference(system, policy, suite.programs);
+  services.compiler = spawn_compiler(system, exec.launch.python);
+  services.scheduler = spawn_scheduler(system, executors, scheduling);
+  services.reward = spawn_reward(system, config.reward());
+  services.monitor = spawn_monitor(system, dir);
+  services.device = exec.launch.device;
+  services.options = config.eval();
+  services.options.set_no_hacking_check(!config.hacking_check());
+  services.context_turns = config.context_turns();
+  if (llm)
+    services.context_token_budget = config.openai().prompt_token_budget();
+  learner_options learning;
+  learning.settings = learner_settings_from(config);
+  learning.lazy_coverage = config.prs_threshold();
+  learning.run_dir = dir;
+  learning.inference = services.inference;
+  learning.monitor = services.monitor;
+  learning.trainer = config.trainer();
+  learning.system_prompt = config.openai().system_prompt();
+  if (llm && config.trainer().endpoint().empty())
+    progress_log()->warn("policy openai without --trainer: episodes are evaluated, nothing is trained");
+  auto learner = llm || evaluate_only ? spawn_trainer_learner(system, policy.version(), learning) : spawn_learner(system, policy, learning);
+
+  p.learner = learner;
+  return p;
+}
+
+void stop_pipeline(caf::scoped_actor& self, const pipeline& p) {
+  for (const auto& e : p.executors)
+    self->send_exit(e, caf::exit_reason::user_shutdown);
+  self->send_exit(p.services.compiler, caf::exit_reason::user_shutdown);
+  self->send_exit(p.learner, caf::exit_reason::user_shutdown);
+  self->send_exit(p.services.monitor, caf::exit_reason::user_shutdown);
+  self->send_exit(p.services.inference, caf::exit_reason::user_shutdown);
+  self->send_exit(p.services.scheduler, caf::exit_reason::user_shutdown);
+  self->send_exit(p.services.reward, caf::exit_reason::user_shutdown);
+}
+
+}  // namespace kgym::cli

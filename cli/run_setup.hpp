@@ -1,0 +1,43 @@
+// What `kgym train` and `kgym eval` share: the run configuration from flags, the logs, and
+// the actor pipeline (executors, inference, compiler, scheduler, reward, monitor, learner).
+#pragma once
+
+#include <caf/actor_system.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include <string>
+#include <vector>
+
+#include "actors/episode.hpp"
+#include "actors/gpu_executor.hpp"
+#include "actors/learner.hpp"
+#include "actors/scheduler.hpp"
+#include "cli/args.hpp"
+#include "gpu/executor/sandbox_evaluator.hpp"
+#include "pipeline/embedded_programs.hpp"
+
+namespace kgym::cli {
+
+// The flags that set a TrainConfig (help text: policy_flags_help), over --config FILE.
+TrainConfig config_from_args(const args& a);
+extern const char* const policy_flags_help;
+extern const std::vector<std::string> config_value_flags;
+extern const std::vector<std::string> config_switch_flags;
+
+// Everything to DIR's train.log; progress lines (and warnings) also to the console.
+void setup_logging(const std::string& log_path, bool quiet);
+
+struct pipeline {
+  std::vector<gpu_executor_actor> executors;
+  episode_services services;
+  learner_actor learner;
+};
+
+// `evaluate_only`: a learner that records metrics and changes nothing (kgym eval).
+pipeline start_pipeline(caf::actor_system& system, const TrainConfig& config, const executor_options& exec,
+                        const std::string& dir, const EmbeddedPolicy& policy, const embedded_suite& suite,
+                        const scheduler_options& scheduling, bool evaluate_only);
+
+void stop_pipeline(caf::scoped_actor& self, const pipeline& p);
+
+}  // namespace kgym::cli
