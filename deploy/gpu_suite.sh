@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs the GPU test suite, a short `kgym train --device cuda` and the GPU benchmark in one
-# call, on a machine with a GPU, then the control-plane benchmarks (KGYM_SKIP_TESTS, _TRAIN,
-# _DISPATCH, _BENCH=1 leave one out).
+# Runs the GPU test suite, a short `kgym train --device cuda`, an LLM policy end to end (a
+# tiny random-weight model served and trained on the GPU by deploy/trainer, `kgym train
+# --policy openai`, `kgym eval` of the embedded policy and of the served model) and the GPU
+# benchmark in one call, on a machine with a GPU, then the control-plane benchmarks
+# (KGYM_SKIP_TESTS, _TRAIN, _LLM, _DISPATCH, _BENCH=1 leave one out).
 # Built elsewhere: carry build/ and .debs/ (deploy/device_bundle.sh) and run this there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -35,9 +37,33 @@ if [ "${KGYM_SKIP_TRAIN:-0}" != 1 ]; then
   build/kgym report "$out/train-run" 2>&1 | tee "$out/train-report.txt" || status=1
   rm -f "$out/train-run/episodes.pb"  # large; the metrics, config, log and plot come back
 fi
+python3 -c "import zmq" 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels pyzmq
+if [ "${KGYM_SKIP_LLM:-0}" != 1 ]; then
+  llm="$out/llm"
+  rm -rf "$llm" && mkdir -p "$llm"
+  python3 deploy/trainer/make_tiny_model.py "$llm/model" --layers 4 --width 256 | tee "$llm/model.txt"
+  python3 deploy/trainer/serve_model.py "$llm/model" --port 0 --port-file "$llm/port" --device cuda \
+    > "$llm/server.log" 2>&1 &
+  server=$!
+  python3 deploy/trainer/reference_trainer.py "$llm/model" --out-dir "$llm/weights" --endpoint 'tcp://127.0.0.1:*' \
+    --endpoint-file "$llm/endpoint" --lr 1e-3 --device cuda > "$llm/trainer.log" 2>&1 &
+  trainer=$!
+  for _ in $(seq 120); do [ -s "$llm/port" ] && [ -s "$llm/endpoint" ] && break; sleep 1; done
+  url="http://127.0.0.1:$(cat "$llm/port")/v1"
+  echo '{"max_policy_lag": 0, "openai": {"max_tokens": 48, "concurrency": 8}}' > "$llm/config.json"
+  build/kgym train --device cuda --config "$llm/config.json" --policy openai --openai-url "$url" \
+    --trainer "$(cat "$llm/endpoint")" --run-dir "$llm/train-run" --iterations "${KGYM_LLM_ITERATIONS:-3}" \
+    --group-size 4 --turns 2 --task gelu_scale_residual --task rmsnorm_rows --task softmax_rows 2>&1 \
+    | tee "$llm/train.log" || status=1
+  build/kgym report "$llm/train-run" 2>&1 | tee "$llm/train-report.txt" || status=1
+  build/kgym eval --device cuda --turns 3 --out "$llm/eval-embedded" 2>&1 | tee "$llm/eval-embedded.txt" || status=1
+  build/kgym eval --device cuda --turns 2 --config "$llm/config.json" --policy openai --openai-url "$url" \
+    --out "$llm/eval-served" 2>&1 | tee "$llm/eval-served.txt" || status=1
+  kill "$server" "$trainer"
+  rm -rf "$llm/weights" "$llm/model" "$llm"/*/episodes.pb
+fi
 if [ "${KGYM_SKIP_DISPATCH:-0}" != 1 ]; then
   # serve + worker processes with null executors: the control plane across processes.
-  python3 -c "import zmq" 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels pyzmq
   build/control_plane_bench 2>&1 | tee "$out/control_plane.txt"
   python3 bench/dispatch_bench.py --kgym build/kgym 2>&1 | tee "$out/dispatch.txt" || status=1
 fi

@@ -95,7 +95,10 @@ def pick_device(name):
 
 
 def load_model(path, device):
-    model = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32)
+    try:
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)  # transformers >= 4.56
+    except TypeError:
+        model = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32)
     return model.to(device)
 
 
