@@ -5,6 +5,7 @@
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -146,8 +147,9 @@ int run_eval(const std::vector<std::string>& argv) {
       throw std::invalid_argument("no checkpoint in " + a.get("checkpoint") + "/checkpoints (a kgym train run dir)");
     policy = *trained;
   }
-  progress_log()->info("eval {}: {} policy{} (version {}), {} tasks x {} samples x {} turns on {}", out,
-                       config.policy(), embedded ? "" : " " + config.openai().model(), policy.version(),
+  progress_log()->info("eval {}: {} policy{} ({}), {} tasks x {} samples x {} turns on {}", out, config.policy(),
+                       embedded ? "" : " " + config.openai().model(),
+                       embedded ? "version " + std::to_string(policy.version()) : "the version the server serves",
                        suite.tasks.size(), config.group_size(), config.turns(), config.device());
 
   caf::actor_system_config cfg;
@@ -180,7 +182,12 @@ int run_eval(const std::vector<std::string>& argv) {
   EvalReport report = eval_report(stored.episodes, config.prs_threshold());
   report.set_policy(config.policy());
   report.set_model(embedded ? "" : config.openai().model());
-  report.set_policy_version(policy.version());
+  // An LLM's version is what the server said it served (its system_fingerprint, kgym-v<N>).
+  int64_t version = embedded ? policy.version() : 0;
+  for (const auto& e : stored.episodes)
+    for (const auto& t : e.turns())
+      version = std::max(version, t.policy_version());
+  report.set_policy_version(version);
   report.set_device(config.device());
   report.set_speedup_evidence(config.device() == "cuda" ? "measured (CUDA events)" : "modeled (CPU cost model)");
   report.set_wall_s(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());

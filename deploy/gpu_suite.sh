@@ -61,6 +61,7 @@ if [ "${KGYM_SKIP_LLM:-0}" != 1 ]; then
     --out "$llm/eval-served" 2>&1 | tee "$llm/eval-served.txt" || status=1
   kill "$server" "$trainer"
   rm -rf "$llm/weights" "$llm/model" "$llm"/*/episodes.pb
+  tar -czf "$out/llm.tar.gz" -C "$out" llm && rm -rf "$llm"  # one file to bring back
 fi
 if [ "${KGYM_SKIP_DISPATCH:-0}" != 1 ]; then
   # serve + worker processes with null executors: the control plane across processes.

@@ -69,7 +69,7 @@ class Trainer:
                 # PPO-clip, token-level: every token of the batch weighs the same.
                 loss = -torch.min(ratio * advantage, torch.clamp(ratio, 1 - clip, 1 + clip) * advantage).sum() / tokens
                 loss.backward()
-                loss_total += float(loss)
+                loss_total += float(loss.detach())
             self.optimizer.step()
         self.version += 1
         out_dir = os.path.join(self.args.out_dir, f"v{self.version}")
