@@ -60,13 +60,6 @@ options:
   --quiet                no progress lines
 )";
 
-std::string default_out_dir() {
-  std::time_t now = std::time(nullptr);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  return std::string("evals/") + stamp;
-}
-
 std::vector<std::string> kernelbench_levels(const std::string& root, const std::vector<std::string>& levels) {
   std::vector<std::string> dirs;
   for (const auto& level : levels) {
@@ -137,7 +130,7 @@ int run_eval(const std::vector<std::string>& argv) {
                                 "KernelBench checkout with --policy openai");
   auto suite = load_embedded_suite(dirs, {config.tasks().begin(), config.tasks().end()}, embedded);
 
-  std::string out = a.get("out", default_out_dir());
+  std::string out = a.get("out", timestamped_dir("evals"));
   run_dir::create(out, config);
   setup_logging(out + "/eval.log", a.has("quiet"));
   EmbeddedPolicy policy = make_embedded_policy(suite.actions);

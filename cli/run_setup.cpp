@@ -6,6 +6,8 @@
 
 #include <caf/all.hpp>
 
+#include <ctime>
+
 #include "actors/compiler.hpp"
 #include "actors/inference.hpp"
 #include "actors/monitor.hpp"
@@ -32,6 +34,13 @@ const std::vector<std::string> config_value_flags = {
     "learning-rate", "python", "policy", "openai-url", "model", "api", "temperature", "max-tokens", "trainer"};
 const std::vector<std::string> config_switch_flags = {"no-hacking-check", "no-pr", "no-prs", "no-mrs",
                                                       "no-eval-cache", "no-cupti", "quiet"};
+
+std::string timestamped_dir(const std::string& parent) {
+  std::time_t now = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+  return parent + "/" + stamp;
+}
 
 TrainConfig config_from_args(const args& a) {
   std::string device = a.get("device", "cpu");

@@ -24,6 +24,9 @@ extern const char* const policy_flags_help;
 extern const std::vector<std::string> config_value_flags;
 extern const std::vector<std::string> config_switch_flags;
 
+// PARENT/<date>-<time>: where a run or an evaluation goes unless told.
+std::string timestamped_dir(const std::string& parent);
+
 // Everything to DIR's train.log; progress lines (and warnings) also to the console.
 void setup_logging(const std::string& log_path, bool quiet);
 

@@ -80,13 +80,6 @@ options:
   --quiet                no progress lines (the log file still gets them)
 )";
 
-std::string default_run_dir() {
-  std::time_t now = std::time(nullptr);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  return std::string("runs/") + stamp;
-}
-
 }  // namespace
 
 int run_train(const std::vector<std::string>& argv) {
@@ -123,7 +116,7 @@ int run_train(const std::vector<std::string>& argv) {
   const auto& tasks = suite.tasks;
 
   if (!a.has("resume")) {
-    dir = a.get("run-dir", default_run_dir());
+    dir = a.get("run-dir", timestamped_dir("runs"));
     run_dir::create(dir, config);
   }
   setup_logging(run_dir::log_path(dir), a.has("quiet"));

@@ -71,10 +71,7 @@ EvalReport eval_report(const std::vector<Episode>& episodes, double lazy_coverag
   report.set_tasks(static_cast<int>(rows.size()));
   report.set_samples(rows.empty() ? 0 : static_cast<int>(episodes.size() / rows.size()));
   report.set_turns(static_cast<int>(longest));
-  report.set_fast1_last(fast_at_p_last_turn(outcomes, 1.0));
-  report.set_fast1_2_last(fast_at_p_last_turn(outcomes, 1.2));
-  report.set_fast1_best(fast_at_p_best_of_history(outcomes, 1.0));
-  report.set_fast1_2_best(fast_at_p_best_of_history(outcomes, 1.2));
+  set_fast_summary(report, outcomes);
   report.set_hack_rate(share(hacked, turns));
   report.set_lazy_rate(share(lazy, correct));
   report.set_correct_rate(share(correct, turns));

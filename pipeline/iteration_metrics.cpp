@@ -41,10 +41,7 @@ IterationMetrics iteration_metrics(const std::vector<Episode>& episodes, const L
     m.add_fast1_per_turn(v);
   for (double v : fast_at_p_per_turn(outcomes, 1.2))
     m.add_fast1_2_per_turn(v);
-  m.set_fast1_last(fast_at_p_last_turn(outcomes, 1.0));
-  m.set_fast1_2_last(fast_at_p_last_turn(outcomes, 1.2));
-  m.set_fast1_best(fast_at_p_best_of_history(outcomes, 1.0));
-  m.set_fast1_2_best(fast_at_p_best_of_history(outcomes, 1.2));
+  set_fast_summary(m, outcomes);
   m.set_correct_rate(share(correct, turns));
   m.set_hack_rate(share(hacked, turns));
   m.set_lazy_rate(share(lazy, correct));

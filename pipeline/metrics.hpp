@@ -19,4 +19,14 @@ std::vector<double> fast_at_p_per_turn(const std::vector<std::vector<turn_outcom
 double fast_at_p_last_turn(const std::vector<std::vector<turn_outcome>>& turns, double p);
 double fast_at_p_best_of_history(const std::vector<std::vector<turn_outcome>>& turns, double p);
 
+// Sets fast1_last, fast1_2_last, fast1_best and fast1_2_best of a message that has them
+// (IterationMetrics, EvalReport).
+template <class Message>
+void set_fast_summary(Message& m, const std::vector<std::vector<turn_outcome>>& turns) {
+  m.set_fast1_last(fast_at_p_last_turn(turns, 1.0));
+  m.set_fast1_2_last(fast_at_p_last_turn(turns, 1.2));
+  m.set_fast1_best(fast_at_p_best_of_history(turns, 1.0));
+  m.set_fast1_2_best(fast_at_p_best_of_history(turns, 1.2));
+}
+
 }  // namespace kgym

@@ -72,11 +72,15 @@ server start_server(const std::string& name, const std::vector<std::string>& ext
   return s;
 }
 
-int stop_process(pid_t pid) {
-  ::kill(pid, SIGTERM);
+int wait_exit(pid_t pid) {
   int status = 0;
   ::waitpid(pid, &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int stop_process(pid_t pid) {
+  ::kill(pid, SIGTERM);
+  return wait_exit(pid);
 }
 
 client::client(const std::string& endpoint) : socket_(context_, zmq::socket_type::dealer) {

@@ -31,6 +31,9 @@ pid_t start_program(std::vector<std::string> argv, const std::string& log = "");
 // The first line of `path`, waiting up to `timeout` for it to appear.
 std::string wait_for_line(const std::string& path, std::chrono::seconds timeout = std::chrono::seconds(30));
 
+// Waits for the process to end: its exit code (128 + signal when killed).
+int wait_exit(pid_t pid);
+
 // SIGTERM, then the exit code (128 + signal when killed).
 int stop_process(pid_t pid);
 

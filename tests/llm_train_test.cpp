@@ -21,12 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-int wait_exit(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 struct process_guard {
   pid_t pid;
   ~process_guard() { test::stop_process(pid); }
@@ -41,7 +35,7 @@ TEST(LlmTrain, TinyServedModelIsTrainedByTheReferenceTrainer) {
   fs::create_directories(dir);
   std::string scripts = test::source_path("deploy/trainer");
   std::string model = dir + "/model";
-  ASSERT_EQ(wait_exit(test::start_program({python, scripts + "/make_tiny_model.py", model}, dir + "/make.log")), 0)
+  ASSERT_EQ(test::wait_exit(test::start_program({python, scripts + "/make_tiny_model.py", model}, dir + "/make.log")), 0)
       << test::read_text(dir + "/make.log");
 
   process_guard server{test::start_program(
@@ -64,7 +58,7 @@ TEST(LlmTrain, TinyServedModelIsTrainedByTheReferenceTrainer) {
                                   "--task", "gelu_scale_residual", "--task", "row_sum", "--group-size", "4", "--turns",
                                   "2", "--iterations", "2", "--quiet"},
                                  dir + "/train.out");
-  ASSERT_EQ(wait_exit(train), 0) << test::read_text(dir + "/train.out") << test::read_text(run + "/train.log");
+  ASSERT_EQ(test::wait_exit(train), 0) << test::read_text(dir + "/train.out") << test::read_text(run + "/train.log");
 
   auto episodes = read_episodes(run + "/episodes.pb").episodes;
   ASSERT_EQ(episodes.size(), 16u);

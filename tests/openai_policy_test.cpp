@@ -35,12 +35,6 @@ std::string candidate(const std::string& task, const std::string& name) {
   return test::read_text(test::source_path("tasks/" + task + "/candidates/" + name + ".py"));
 }
 
-int wait_exit(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 struct fake_server {
   pid_t pid;
   std::string url;
@@ -110,7 +104,7 @@ TEST(OpenAIPolicy, ScriptedServerFailuresBecomeTurnsWithTheRightFeedback) {
                                   "--task", "rmsnorm_rows", "--task", "row_sum", "--group-size", "1", "--turns", "3",
                                   "--iterations", "1", "--quiet"},
                                  dir + "/train.out");
-  ASSERT_EQ(wait_exit(train), 0) << test::read_text(dir + "/train.out");
+  ASSERT_EQ(test::wait_exit(train), 0) << test::read_text(dir + "/train.out");
 
   auto episodes = episodes_of(run);
   ASSERT_EQ(episodes.size(), 3u);
@@ -179,7 +173,7 @@ TEST(OpenAIPolicy, ScriptedServerFailuresBecomeTurnsWithTheRightFeedback) {
                                   "--model", "scripted", "--api", "completions", "--task", "gelu_scale_residual",
                                   "--group-size", "1", "--turns", "1", "--iterations", "1", "--quiet"},
                                  dir + "/train2.out");
-  ASSERT_EQ(wait_exit(again), 0) << test::read_text(dir + "/train2.out");
+  ASSERT_EQ(test::wait_exit(again), 0) << test::read_text(dir + "/train2.out");
   auto second = episodes_of(run2);
   const Turn& t = second["gelu_scale_residual"].turns(0);
   EXPECT_EQ(t.result().verdict(), OK) << t.result().message();
@@ -227,11 +221,11 @@ TEST(OpenAIPolicy, EvalOnKernelBenchLevelsWritesTheReport) {
     all.insert(all.end(), extra.begin(), extra.end());
     return all;
   };
-  EXPECT_EQ(wait_exit(test::start_kgym(with({"--level", "3", "--out", dir + "/none"}), dir + "/bad.out")), 2);
+  EXPECT_EQ(test::wait_exit(test::start_kgym(with({"--level", "3", "--out", dir + "/none"}), dir + "/bad.out")), 2);
   EXPECT_NE(test::read_text(dir + "/bad.out").find("no KernelBench level 3"), std::string::npos);
 
   std::string out = dir + "/eval";
-  ASSERT_EQ(wait_exit(test::start_kgym(with({"--level", "1", "--level", "2", "--out", out}), dir + "/eval.out")), 0)
+  ASSERT_EQ(test::wait_exit(test::start_kgym(with({"--level", "1", "--level", "2", "--out", out}), dir + "/eval.out")), 0)
       << test::read_text(dir + "/eval.out");
   EvalReport report;
   ASSERT_EQ(from_json(test::read_text(out + "/eval.json"), &report), "");
