@@ -2,11 +2,13 @@
 // (tests/fakes/openai_server.py, scripted answers): retries after a 500, a slow answer past
 // the timeout, malformed JSON, a 400 that is not retried, an answer with no code block, one
 // with two blocks (the last counts), a wrong program; each turn ends with the right verdict
-// and feedback, the run completes, and the request carries what the protocol asks.
+// and feedback, the run completes, the request carries what the protocol asks, and no more
+// requests than the concurrency limit are in flight.
 #include <google/protobuf/struct.pb.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -95,7 +97,7 @@ TEST(OpenAIPolicy, ScriptedServerFailuresBecomeTurnsWithTheRightFeedback) {
   auto server = start_fake(dir, script.str());
   ASSERT_NE(server->url, "http://127.0.0.1:/v1") << "the fake server did not start: " << test::read_text(dir + "/server.log");
 
-  std::ofstream(dir + "/config.json") << R"({"openai": {"timeout_s": 1, "retries": 1, "backoff_s": 0.1,
+  std::ofstream(dir + "/config.json") << R"({"openai": {"timeout_s": 1, "retries": 1, "backoff_s": 0.1, "concurrency": 2,
                                              "api_key_env": "KGYM_TEST_OPENAI_KEY", "max_tokens": 2048}})";
   ::setenv("KGYM_TEST_OPENAI_KEY", "sekret", 1);
   std::string run = dir + "/run";
@@ -149,6 +151,11 @@ TEST(OpenAIPolicy, ScriptedServerFailuresBecomeTurnsWithTheRightFeedback) {
   EXPECT_EQ(rows.turns(2).result().verdict(), OK) << rows.turns(2).result().message();
 
   auto requests = logged(server->log);
+  double most_in_flight = 0;  // 3 episodes ask at once; the backend lets 2 through
+  for (const auto& [key, list] : requests)
+    for (const auto& r : list)
+      most_in_flight = std::max(most_in_flight, r.fields().at("in_flight").number_value());
+  EXPECT_EQ(most_in_flight, 2);
   EXPECT_EQ(requests["gelu_scale_residual/1"].size(), 2u);  // the 500, then the retry
   EXPECT_EQ(requests["rmsnorm_rows/1"].size(), 2u);         // 1 + retries
   EXPECT_EQ(requests["row_sum/1"].size(), 2u);

@@ -13,6 +13,8 @@ usage: openai_server.py --script FILE --port-file FILE --log FILE [--fingerprint
 import argparse
 import json
 import re
+import select
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -27,6 +29,7 @@ args = parser.parse_args()
 script = json.load(open(args.script))
 attempts = {}
 lock = threading.Lock()
+in_flight = 0  # completions being answered now (the client's concurrency limit shows here)
 
 
 def tokens_of(text):
@@ -61,20 +64,38 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
         if self.path == "/update_weights_from_disk":
-            self.log_request_line(None, body)
+            with lock:
+                self.log_request_line(None, body)
             return self.reply(200, json.dumps({"success": True, "message": "loaded"}))
         chat = self.path == "/v1/chat/completions"
         if not chat and self.path != "/v1/completions":
             return self.reply(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
+        global in_flight
         prompt = body["messages"][-1]["content"] if chat else body["prompt"]
         key = key_of(prompt)
         with lock:
             n = attempts.get(key, 0)
             attempts[key] = n + 1
+            in_flight += 1
+            self.log_request_line(key, body, in_flight)
         steps = script.get(key, [{"answer": "I have no script for " + key}])
         step = steps[min(n, len(steps) - 1)]
-        self.log_request_line(key, body)
-        time.sleep(step.get("delay_s", 0))
+        try:
+            self.answer_step(chat, key, body, step)
+        finally:
+            with lock:
+                in_flight -= 1
+
+    def client_gone(self):
+        readable, _, _ = select.select([self.connection], [], [], 0)
+        return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+
+    def answer_step(self, chat, key, body, step):
+        deadline = time.time() + step.get("delay_s", 0)
+        while time.time() < deadline:  # a slow answer; a client that gave up is no longer in flight
+            if self.client_gone():
+                return
+            time.sleep(0.02)
         if "status" in step:
             return self.reply(step["status"], json.dumps({"error": {"message": "scripted failure", "code": step["status"]}}))
         if step.get("malformed"):
@@ -96,9 +117,9 @@ class Handler(BaseHTTPRequestHandler):
             response["prompt_token_ids"] = [1, 2, 3]
         self.reply(200, json.dumps(response))
 
-    def log_request_line(self, key, body):
-        with lock, open(args.log, "a") as log:
-            log.write(json.dumps({"path": self.path, "key": key, "body": body,
+    def log_request_line(self, key, body, in_flight_now=0):
+        with open(args.log, "a") as log:
+            log.write(json.dumps({"path": self.path, "key": key, "body": body, "in_flight": in_flight_now,
                                   "authorization": self.headers.get("Authorization")}) + "\n")
 
 
