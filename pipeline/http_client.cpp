@@ -193,8 +193,10 @@ int connect_to(const http_url& url, clock_type::time_point deadline, std::string
 
 }  // namespace
 
-http_reply http_post_json(const http_url& base, const std::string& path, const std::string& body,
-                          const http_headers& headers, double timeout_s) {
+namespace {
+
+http_reply exchange(const std::string& method, const http_url& base, const std::string& path,
+                    const std::string* body, const http_headers& headers, double timeout_s) {
   auto deadline = clock_type::now() + std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
   http_reply failed;
   int fd = connect_to(base, deadline, &failed.error);
@@ -202,12 +204,14 @@ http_reply http_post_json(const http_url& base, const std::string& path, const s
     failed.timed_out = remaining_ms(deadline) == 0;
     return failed;
   }
-  std::string request = "POST " + base.path + path + " HTTP/1.1\r\nHost: " + base.host + ":" +
-                        std::to_string(base.port) +
-                        "\r\nContent-Type: application/json\r\nAccept: application/json\r\nConnection: close\r\n";
+  std::string request = method + " " + base.path + path + " HTTP/1.1\r\nHost: " + base.host + ":" +
+                        std::to_string(base.port) + "\r\nAccept: application/json\r\nConnection: close\r\n";
   for (const auto& [name, value] : headers)
     request += name + ": " + value + "\r\n";
-  request += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  if (body)
+    request += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body->size()) + "\r\n\r\n" + *body;
+  else
+    request += "\r\n";
 
   size_t sent = 0;
   std::string received;
@@ -246,6 +250,17 @@ http_reply http_post_json(const http_url& base, const std::string& path, const s
       }
     }
   }
+}
+
+}  // namespace
+
+http_reply http_post_json(const http_url& base, const std::string& path, const std::string& body,
+                          const http_headers& headers, double timeout_s) {
+  return exchange("POST", base, path, &body, headers, timeout_s);
+}
+
+http_reply http_get(const http_url& base, const std::string& path, const http_headers& headers, double timeout_s) {
+  return exchange("GET", base, path, nullptr, headers, timeout_s);
 }
 
 }  // namespace kgym

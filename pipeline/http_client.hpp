@@ -37,4 +37,7 @@ using http_headers = std::vector<std::pair<std::string, std::string>>;
 http_reply http_post_json(const http_url& base, const std::string& path, const std::string& body,
                           const http_headers& headers, double timeout_s);
 
+// GETs base.path + path, waiting at most timeout_s.
+http_reply http_get(const http_url& base, const std::string& path, const http_headers& headers, double timeout_s);
+
 }  // namespace kgym

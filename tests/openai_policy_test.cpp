@@ -230,6 +230,14 @@ TEST(OpenAIPolicy, EvalOnKernelBenchLevelsWritesTheReport) {
   };
   EXPECT_EQ(test::wait_exit(test::start_kgym(with({"--level", "3", "--out", dir + "/none"}), dir + "/bad.out")), 2);
   EXPECT_NE(test::read_text(dir + "/bad.out").find("no KernelBench level 3"), std::string::npos);
+  // Nothing listening there: refused at once, with what to do (not a run of failed turns).
+  EXPECT_EQ(test::wait_exit(test::start_kgym({"eval", "--policy", "openai", "--openai-url", "http://127.0.0.1:1/v1",
+                                              "--out", dir + "/none"},
+                                             dir + "/down.out")),
+            2);
+  EXPECT_NE(test::read_text(dir + "/down.out").find("cannot reach the model server"), std::string::npos)
+      << test::read_text(dir + "/down.out");
+  EXPECT_FALSE(fs::exists(dir + "/none"));
 
   std::string out = dir + "/eval";
   ASSERT_EQ(test::wait_exit(test::start_kgym(with({"--level", "1", "--level", "2", "--out", out}), dir + "/eval.out")), 0)
