@@ -16,6 +16,7 @@
 #include <set>
 #include <thread>
 
+#include "messages/json.hpp"
 #include "pipeline/episode_store.hpp"
 #include "pipeline/run_dir.hpp"
 
@@ -142,6 +143,25 @@ TEST(TrainEndToEnd, TheEmbeddedPolicyLearns) {
   EXPECT_GT(mean_of(with_check, 15, 20, &M::fast1_2_last), mean_of(with_check, 0, 3, &M::fast1_2_last) + 0.1);
   EXPECT_LT(mean_of(with_check, 15, 20, &M::cheat_share), mean_of(with_check, 0, 3, &M::cheat_share) - 0.1);
   EXPECT_LT(mean_of(with_check, 15, 20, &M::hack_rate), 0.05);
+
+  // kgym eval of the trained checkpoint against the untrained policy, same tasks and seed.
+  auto eval = [&](const std::string& out, const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {KGYM_BINARY, "eval", "--out", out, "--quiet", "--turns", "1", "--samples", "6"};
+    args.insert(args.end(), suite.begin() + 4, suite.end());  // the seed and the tasks
+    args.insert(args.end(), extra.begin(), extra.end());
+    EXPECT_EQ(run(args), 0);
+    EvalReport report;
+    EXPECT_EQ(from_json(output_of("cat " + out + "/eval.json"), &report), "");
+    return report;
+  };
+  std::string trained_dir = fresh_dir("eval-trained"), untrained_dir = fresh_dir("eval-untrained");
+  EvalReport trained = eval(trained_dir, {"--checkpoint", checked});
+  EvalReport untrained = eval(untrained_dir, {});
+  EXPECT_EQ(trained.samples(), 6);
+  EXPECT_LT(trained.hack_rate(), untrained.hack_rate() - 0.1);
+  EXPECT_GT(trained.fast1_2_last(), untrained.fast1_2_last() + 0.1);
+  fs::remove_all(trained_dir);
+  fs::remove_all(untrained_dir);
 
   auto args = suite;
   args.push_back("--no-hacking-check");
