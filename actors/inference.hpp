@@ -30,6 +30,10 @@ inference_actor spawn_embedded_inference(caf::actor_system& system, EmbeddedPoli
 // time (each on its own detached caller, retrying 429/5xx/timeouts with backoff); a failure
 // is a Completion with `error`. A PolicyVersion makes the server load the new weights
 // (config.weight_reload) before later answers carry its version.
-inference_actor spawn_openai_inference(caf::actor_system& system, OpenAIConfig config, int64_t version);
+inference_actor spawn_openai_inference(caf::actor_system& system, const OpenAIConfig& config, int64_t version);
+
+// Before a run: the server must answer GET /models. Throws std::invalid_argument saying what
+// to do when it cannot be reached or refuses the API key; warns when it does not list the model.
+void check_openai_server(const OpenAIConfig& config);
 
 }  // namespace kgym

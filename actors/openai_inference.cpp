@@ -18,10 +18,23 @@ namespace kgym {
 namespace {
 
 struct server_access {
-  OpenAIConfig config;
+  OpenAIConfig config;   // with its defaults
   http_url url;
   http_headers headers;  // the API key, when the environment holds one
 };
+
+server_access access_of(const OpenAIConfig& config) {
+  server_access server;
+  server.config = openai_defaults(config);
+  std::string error;
+  auto url = parse_http_url(server.config.base_url(), &error);
+  if (!url)
+    throw std::invalid_argument("openai.base_url: " + error);
+  server.url = *url;
+  if (const char* key = std::getenv(server.config.api_key_env().c_str()); key && *key)
+    server.headers.push_back({"Authorization", std::string("Bearer ") + key});
+  return server;
+}
 
 // One request, with retries: what the turn records (text, tokens, log-probs) or why not.
 Completion ask_server(const server_access& server, const GenerateRequest& request, const std::string& model,
@@ -45,8 +58,7 @@ Completion ask_server(const server_access& server, const GenerateRequest& reques
         c.set_policy_version(version);
       return c;
     }
-    last_error = reply.status == 0 ? reply.error
-                                   : "HTTP " + std::to_string(reply.status) + ": " + reply.body.substr(0, 300);
+    last_error = describe_failure(reply);
     if (!retryable_status(reply.status))
       break;
   }
@@ -73,9 +85,7 @@ caller_actor::behavior_type caller(caller_actor::pointer self, server_access ser
           root.path.resize(root.path.size() - 3);
         http_reply reply = http_post_json(root, "/update_weights_from_disk", to_json(update), server.headers,
                                           server.config.timeout_s());
-        if (reply.status == 200)
-          return {};
-        return reply.status == 0 ? reply.error : "HTTP " + std::to_string(reply.status) + ": " + reply.body.substr(0, 300);
+        return reply.status == 200 ? std::string{} : describe_failure(reply);
       },
   };
 }
@@ -184,17 +194,24 @@ inference_actor::behavior_type openai_inference(openai_self self,
 
 }  // namespace
 
-inference_actor spawn_openai_inference(caf::actor_system& system, OpenAIConfig config, int64_t version) {
-  server_access server;
-  server.config = openai_defaults(std::move(config));
-  std::string error;
-  auto url = parse_http_url(server.config.base_url(), &error);
-  if (!url)
-    throw std::invalid_argument("openai.base_url: " + error);
-  server.url = *url;
-  if (const char* key = std::getenv(server.config.api_key_env().c_str()); key && *key)
-    server.headers.push_back({"Authorization", std::string("Bearer ") + key});
-  return system.spawn(openai_inference, std::move(server), version);
+inference_actor spawn_openai_inference(caf::actor_system& system, const OpenAIConfig& config, int64_t version) {
+  return system.spawn(openai_inference, access_of(config), version);
+}
+
+void check_openai_server(const OpenAIConfig& config) {
+  server_access server = access_of(config);
+  const OpenAIConfig& o = server.config;
+  http_reply reply = http_get(server.url, "/models", server.headers, 10.0);
+  if (reply.status == 0)
+    throw std::invalid_argument("cannot reach the model server at " + o.base_url() + " (" + reply.error +
+                                "); start it (e.g. vllm serve MODEL, or deploy/trainer/serve_model.py) or fix "
+                                "--openai-url");
+  if (reply.status == 401 || reply.status == 403)
+    throw std::invalid_argument("the model server at " + o.base_url() + " refused the API key (HTTP " +
+                                std::to_string(reply.status) + "); set $" + o.api_key_env());
+  if (reply.status == 200 && reply.body.find("\"" + o.model() + "\"") == std::string::npos)
+    spdlog::warn("the model server at {} does not list model '{}' (its /models: {})", o.base_url(), o.model(),
+                 reply.body.substr(0, 300));
 }
 
 }  // namespace kgym

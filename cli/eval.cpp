@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "actors/inference.hpp"
 #include "actors/run_controller.hpp"
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
@@ -121,7 +122,8 @@ int run_eval(const std::vector<std::string>& argv) {
   config.set_group_size(static_cast<int>(a.number("samples", 1)));
   config.set_turns(a.has("turns") ? config.turns() : 4);
   validate(config);
-  check_model_server(config);
+  if (config.policy() == "openai")
+    check_openai_server(config.openai());
   std::vector<std::string> dirs = {config.tasks_dir()};
   if (a.has("kernelbench"))
     dirs = kernelbench_levels(a.get("kernelbench"), a.has("level") ? a.all("level") : std::vector<std::string>{"1"});

@@ -6,14 +6,12 @@
 
 #include <caf/all.hpp>
 
-#include <cstdlib>
 #include <ctime>
 
 #include "actors/compiler.hpp"
 #include "actors/inference.hpp"
 #include "actors/monitor.hpp"
 #include "actors/reward.hpp"
-#include "pipeline/http_client.hpp"
 #include "pipeline/paths.hpp"
 #include "pipeline/progress_log.hpp"
 #include "pipeline/train_config.hpp"
@@ -37,30 +35,6 @@ const std::vector<std::string> config_value_flags = {
     "learning-rate", "python", "policy", "openai-url", "model", "api", "temperature", "max-tokens", "trainer"};
 const std::vector<std::string> config_switch_flags = {"no-hacking-check", "no-pr", "no-prs", "no-mrs",
                                                       "no-eval-cache", "no-cupti", "quiet"};
-
-void check_model_server(const TrainConfig& config) {
-  if (config.policy() != "openai")
-    return;
-  OpenAIConfig o = openai_defaults(config.openai());
-  std::string error;
-  auto url = parse_http_url(o.base_url(), &error);
-  if (!url)
-    throw std::invalid_argument("openai.base_url: " + error);
-  http_headers headers;
-  if (const char* key = std::getenv(o.api_key_env().c_str()); key && *key)
-    headers.push_back({"Authorization", std::string("Bearer ") + key});
-  http_reply reply = http_get(*url, "/models", headers, 10.0);
-  if (reply.status == 0)
-    throw std::invalid_argument("cannot reach the model server at " + o.base_url() + " (" + reply.error +
-                                "); start it (e.g. vllm serve MODEL, or deploy/trainer/serve_model.py) or fix "
-                                "--openai-url");
-  if (reply.status == 401 || reply.status == 403)
-    throw std::invalid_argument("the model server at " + o.base_url() + " refused the API key (HTTP " +
-                                std::to_string(reply.status) + "); set $" + o.api_key_env());
-  if (reply.status == 200 && reply.body.find("\"" + o.model() + "\"") == std::string::npos)
-    spdlog::warn("the model server at {} does not list model '{}' (its /models: {})", o.base_url(), o.model(),
-                 reply.body.substr(0, 300));
-}
 
 std::string timestamped_dir(const std::string& parent) {
   std::time_t now = std::time(nullptr);

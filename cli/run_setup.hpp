@@ -24,10 +24,6 @@ extern const char* const policy_flags_help;
 extern const std::vector<std::string> config_value_flags;
 extern const std::vector<std::string> config_switch_flags;
 
-// Policy openai: the model server must answer before anything starts (GET /models); throws
-// std::invalid_argument saying what to do when it does not, or refuses the API key.
-void check_model_server(const TrainConfig& config);
-
 // PARENT/<date>-<time>: where a run or an evaluation goes unless told.
 std::string timestamped_dir(const std::string& parent);
 

@@ -109,7 +109,8 @@ int run_train(const std::vector<std::string>& argv) {
     std::cout << to_json(config, true) << "\n";
     return 0;
   }
-  check_model_server(config);
+  if (config.policy() == "openai")
+    check_openai_server(config.openai());
 
   // The tasks and the embedded policy's programs for them.
   auto suite = load_embedded_suite(std::vector<std::string>{config.tasks_dir()}, {config.tasks().begin(), config.tasks().end()},

@@ -82,6 +82,10 @@ std::optional<std::string> dechunk(const std::string& bytes, size_t at, std::str
 
 }  // namespace
 
+std::string describe_failure(const http_reply& reply) {
+  return reply.status == 0 ? reply.error : "HTTP " + std::to_string(reply.status) + ": " + reply.body.substr(0, 300);
+}
+
 std::optional<http_reply> parse_http_response(const std::string& bytes, bool closed) {
   size_t head_end = bytes.find("\r\n\r\n");
   if (head_end == std::string::npos) {

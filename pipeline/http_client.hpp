@@ -31,6 +31,9 @@ struct http_reply {
 // `closed`: the peer closed the connection (ends a body without a length).
 std::optional<http_reply> parse_http_response(const std::string& bytes, bool closed);
 
+// What went wrong, for a message: the error without an answer, else "HTTP <status>: <body start>".
+std::string describe_failure(const http_reply& reply);
+
 using http_headers = std::vector<std::pair<std::string, std::string>>;
 
 // POSTs a JSON body to base.path + path and waits at most timeout_s for the whole answer.
