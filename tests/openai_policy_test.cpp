@@ -83,14 +83,14 @@ TEST(OpenAIPolicy, ScriptedServerFailuresBecomeTurnsWithTheRightFeedback) {
   std::string gelu_fused = candidate("gelu_scale_residual", "fused");
   std::string row_fused = candidate("row_sum", "fused");
   std::ostringstream script;
-  script << "{\"gelu_scale_residual/1\": [{\"status\": 500}, {\"answer\": "
+  script << "{\"gelu_scale_residual/1\": [{\"status\": 500, \"delay_s\": 0.5}, {\"answer\": "
          << json_string("Fused it:\n" + fenced(gelu_fused)) << "}],"
          << "\"gelu_scale_residual/2\": [{\"answer\": \"The kernel is already optimal; no changes needed.\"}],"
          << "\"gelu_scale_residual/3\": [{\"malformed\": true}],"
          << "\"rmsnorm_rows/1\": [{\"delay_s\": 2.5, \"answer\": \"too late\"}],"
          << "\"rmsnorm_rows/2\": [{\"answer\": " << json_string(fenced(candidate("rmsnorm_rows", "wrong"))) << "}],"
          << "\"rmsnorm_rows/3\": [{\"answer\": " << json_string(fenced(candidate("rmsnorm_rows", "fused"))) << "}],"
-         << "\"row_sum/1\": [{\"status\": 500}],"
+         << "\"row_sum/1\": [{\"status\": 500, \"delay_s\": 0.5}],"
          << "\"row_sum/2\": [{\"status\": 400}],"
          << "\"row_sum/3\": [{\"answer\": "
          << json_string("A first try:\n```python\nprint('draft')\n```\nThe final program:\n" + fenced(row_fused)) << "}]}";

@@ -29,7 +29,7 @@ args = parser.parse_args()
 script = json.load(open(args.script))
 attempts = {}
 lock = threading.Lock()
-in_flight = 0  # completions being answered now (the client's concurrency limit shows here)
+open_requests = set()  # completions whose client still waits (its concurrency limit shows here)
 
 
 def tokens_of(text):
@@ -49,7 +49,14 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *a):
         pass
 
+    def leave(self):
+        """Out of `open_requests` before the answer's bytes go out: a client that reads them
+        and asks again at once must not find this request still counted."""
+        with lock:
+            open_requests.discard(self)
+
     def reply(self, status, body):
+        self.leave()
         data = body.encode() if isinstance(body, str) else body
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -70,21 +77,23 @@ class Handler(BaseHTTPRequestHandler):
         chat = self.path == "/v1/chat/completions"
         if not chat and self.path != "/v1/completions":
             return self.reply(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
-        global in_flight
         prompt = body["messages"][-1]["content"] if chat else body["prompt"]
         key = key_of(prompt)
         with lock:
             n = attempts.get(key, 0)
             attempts[key] = n + 1
-            in_flight += 1
-            self.log_request_line(key, body, in_flight)
+            # A request whose client gave up (closed) no longer counts, even before its
+            # handler, still sleeping, notices.
+            for other in [r for r in open_requests if r.client_gone()]:
+                open_requests.discard(other)
+            open_requests.add(self)
+            self.log_request_line(key, body, len(open_requests))
         steps = script.get(key, [{"answer": "I have no script for " + key}])
         step = steps[min(n, len(steps) - 1)]
         try:
             self.answer_step(chat, key, body, step)
         finally:
-            with lock:
-                in_flight -= 1
+            self.leave()
 
     def client_gone(self):
         readable, _, _ = select.select([self.connection], [], [], 0)
