@@ -2,8 +2,6 @@
 
 #include <caf/all.hpp>
 
-#include <vector>
-
 #include "pipeline/iteration_metrics.hpp"
 #include "pipeline/run_dir.hpp"
 
@@ -25,14 +23,8 @@ learner_actor::behavior_type learner_impl(learner_actor::stateful_pointer<learne
       [self](const IterationBatch& batch) -> IterationMetrics {
         auto& s = self->state;
         LearnerStep step = learner_update(s.policy, batch, s.options.settings);
-        std::vector<Episode> episodes(batch.episodes().begin(), batch.episodes().end());
-        IterationMetrics metrics = iteration_metrics(episodes, step, s.options.lazy_coverage, batch.wall_s());
-        // Metrics first, checkpoint second: a resumed run redoes every iteration whose
-        // checkpoint is missing and rewrites its metrics line.
-        if (!s.options.run_dir.empty()) {
-          run_dir::append_metrics(s.options.run_dir, metrics);
-          run_dir::save_checkpoint(s.options.run_dir, s.policy);
-        }
+        IterationMetrics metrics = iteration_metrics(batch, step, s.options.lazy_coverage);
+        run_dir::record_iteration(s.options.run_dir, metrics, s.policy);
         self->send(s.options.inference, s.policy);
         self->send(s.options.monitor, metrics);
         return metrics;

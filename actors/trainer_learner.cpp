@@ -51,10 +51,13 @@ class trainer_connection {
   std::unique_ptr<zmq::socket_t> socket_;
 };
 
+// How the learner and the trainer name a turn.
+std::string sample_id(const Episode& e, int t) { return e.episode_id() + "/t" + std::to_string(t); }
+
 TrainSample sample_of(const Episode& e, int t, const std::string& system_prompt) {
   const Turn& turn = e.turns(t);
   TrainSample s;
-  s.set_sample_id(e.episode_id() + "/t" + std::to_string(t));
+  s.set_sample_id(sample_id(e, t));
   s.set_system_prompt(system_prompt);
   s.set_prompt(turn.prompt());
   s.mutable_prompt_token_ids()->CopyFrom(turn.prompt_token_ids());
@@ -108,7 +111,7 @@ learner_actor::behavior_type trainer_learner_impl(learner_actor::stateful_pointe
         auto trainer_logprobs = [&](const Episode& e, int t) -> std::optional<std::vector<double>> {
           if (!s.trainer)
             return std::vector<double>(e.turns(t).rollout_logprobs().begin(), e.turns(t).rollout_logprobs().end());
-          auto found = scored.find(e.episode_id() + "/t" + std::to_string(t));
+          auto found = scored.find(sample_id(e, t));
           return found == scored.end() ? std::nullopt : std::optional<std::vector<double>>(found->second);
         };
         turn_selection selection = select_training_turns(batch, s.version, s.options.settings, trainer_logprobs);
@@ -140,14 +143,10 @@ learner_actor::behavior_type trainer_learner_impl(learner_actor::stateful_pointe
           }
         }
         selection.step.set_version(s.version);
-        std::vector<Episode> episodes(batch.episodes().begin(), batch.episodes().end());
-        IterationMetrics metrics = iteration_metrics(episodes, selection.step, s.options.lazy_coverage, batch.wall_s());
-        if (!s.options.run_dir.empty()) {
-          run_dir::append_metrics(s.options.run_dir, metrics);
-          EmbeddedPolicy marker;  // an LLM's weights live with the trainer: the run keeps its version
-          marker.set_version(batch.iteration() + 1);
-          run_dir::save_checkpoint(s.options.run_dir, marker);
-        }
+        IterationMetrics metrics = iteration_metrics(batch, selection.step, s.options.lazy_coverage);
+        EmbeddedPolicy marker;  // an LLM's weights live with the trainer: the run keeps how far it got
+        marker.set_version(batch.iteration() + 1);
+        run_dir::record_iteration(s.options.run_dir, metrics, marker);
         self->send(s.options.monitor, metrics);
         return metrics;
       },

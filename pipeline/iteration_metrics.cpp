@@ -58,4 +58,9 @@ IterationMetrics iteration_metrics(const std::vector<Episode>& episodes, const L
   return m;
 }
 
+IterationMetrics iteration_metrics(const IterationBatch& batch, const LearnerStep& step, double lazy_coverage) {
+  return iteration_metrics(std::vector<Episode>(batch.episodes().begin(), batch.episodes().end()), step,
+                           lazy_coverage, batch.wall_s());
+}
+
 }  // namespace kgym

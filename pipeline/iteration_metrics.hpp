@@ -11,4 +11,7 @@ namespace kgym {
 IterationMetrics iteration_metrics(const std::vector<Episode>& episodes, const LearnerStep& step,
                                    double lazy_coverage, double wall_s);
 
+// The same for a learner's batch (its episodes and wall time).
+IterationMetrics iteration_metrics(const IterationBatch& batch, const LearnerStep& step, double lazy_coverage);
+
 }  // namespace kgym

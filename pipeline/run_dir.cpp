@@ -94,6 +94,13 @@ void append_metrics(const std::string& dir, const IterationMetrics& metrics) {
     throw std::runtime_error("cannot append to " + metrics_path(dir));
 }
 
+void record_iteration(const std::string& dir, const IterationMetrics& metrics, const EmbeddedPolicy& checkpoint) {
+  if (dir.empty())
+    return;
+  append_metrics(dir, metrics);
+  save_checkpoint(dir, checkpoint);
+}
+
 std::vector<IterationMetrics> read_metrics(const std::string& dir) {
   std::vector<IterationMetrics> lines;
   std::ifstream in(metrics_path(dir));

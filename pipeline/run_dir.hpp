@@ -30,6 +30,9 @@ void save_checkpoint(const std::string& dir, const EmbeddedPolicy& policy);
 std::optional<EmbeddedPolicy> latest_checkpoint(const std::string& dir);
 
 void append_metrics(const std::string& dir, const IterationMetrics& metrics);
+// An iteration's end: its metrics line first, its checkpoint second (a resumed run redoes every
+// iteration whose checkpoint is missing and rewrites its metrics line). Empty `dir`: nothing.
+void record_iteration(const std::string& dir, const IterationMetrics& metrics, const EmbeddedPolicy& checkpoint);
 std::vector<IterationMetrics> read_metrics(const std::string& dir);
 // Drops the lines of iterations >= `iteration` (a resumed run writes them again).
 void keep_metrics_before(const std::string& dir, int64_t iteration);
