@@ -108,11 +108,7 @@ void write_outputs(const std::string& out, const EvalReport& report) {
 }  // namespace
 
 int run_eval(const std::vector<std::string>& argv) {
-  std::set<std::string> values(config_value_flags.begin(), config_value_flags.end());
-  std::set<std::string> switches(config_switch_flags.begin(), config_switch_flags.end());
-  values.insert({"out", "samples", "checkpoint", "kernelbench", "level"});
-  switches.insert("help");
-  args a(argv, values, switches);
+  args a = parse_run_args(argv, {"out", "samples", "checkpoint", "kernelbench", "level"}, {"help"});
   if (a.has("help")) {
     std::cout << eval_help << policy_flags_help;
     return 0;
@@ -161,18 +157,11 @@ int run_eval(const std::vector<std::string>& argv) {
   plan.store_path = run_dir::episodes_path(out);
   plan.quiet = true;
   auto started = std::chrono::steady_clock::now();
-  auto controller = spawn_run_controller(system, plan, p.services, p.learner);
-  int status = 0;
-  caf::scoped_actor self{system};
-  self->request(controller, caf::infinite, run_atom::value)
-      .receive([&](const IterationMetrics&) {},
-               [&](const caf::error& error) {
-                 progress_log()->error("eval {} failed: {}", out, system.render(error));
-                 status = 1;
-               });
-  stop_pipeline(self, p);
-  if (status != 0)
-    return status;
+  auto outcome = run_to_end(system, plan, p);
+  if (!outcome) {
+    progress_log()->error("eval {} failed: {}", out, system.render(outcome.error()));
+    return 1;
+  }
 
   auto stored = read_episodes(plan.store_path);
   EvalReport report = eval_report(stored.episodes, config.prs_threshold());

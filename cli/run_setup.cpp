@@ -30,11 +30,21 @@ const char* const policy_flags_help = R"(  --policy embedded|openai
   --max-tokens N         longest answer (default 4096)
 )";
 
-const std::vector<std::string> config_value_flags = {
+namespace {
+const std::set<std::string> config_value_flags = {
     "config", "iterations", "device", "tasks-dir", "task", "group-size", "turns", "seed", "executors", "advantage",
     "learning-rate", "python", "policy", "openai-url", "model", "api", "temperature", "max-tokens", "trainer"};
-const std::vector<std::string> config_switch_flags = {"no-hacking-check", "no-pr", "no-prs", "no-mrs",
-                                                      "no-eval-cache", "no-cupti", "quiet"};
+const std::set<std::string> config_switch_flags = {"no-hacking-check", "no-pr", "no-prs", "no-mrs",
+                                                   "no-eval-cache", "no-cupti", "quiet"};
+}  // namespace
+
+args parse_run_args(const std::vector<std::string>& argv, const std::set<std::string>& own_values,
+                    const std::set<std::string>& own_switches) {
+  std::set<std::string> values = config_value_flags, switches = config_switch_flags;
+  values.insert(own_values.begin(), own_values.end());
+  switches.insert(own_switches.begin(), own_switches.end());
+  return args(argv, values, switches);
+}
 
 std::string timestamped_dir(const std::string& parent) {
   std::time_t now = std::time(nullptr);
@@ -151,6 +161,7 @@ pipeline start_pipeline(caf::actor_system& system, const TrainConfig& config, co
   return p;
 }
 
+namespace {
 void stop_pipeline(caf::scoped_actor& self, const pipeline& p) {
   for (const auto& e : p.executors)
     self->send_exit(e, caf::exit_reason::user_shutdown);
@@ -160,6 +171,18 @@ void stop_pipeline(caf::scoped_actor& self, const pipeline& p) {
   self->send_exit(p.services.inference, caf::exit_reason::user_shutdown);
   self->send_exit(p.services.scheduler, caf::exit_reason::user_shutdown);
   self->send_exit(p.services.reward, caf::exit_reason::user_shutdown);
+}
+}  // namespace
+
+caf::expected<IterationMetrics> run_to_end(caf::actor_system& system, const run_plan& plan, const pipeline& p) {
+  auto controller = spawn_run_controller(system, plan, p.services, p.learner);
+  caf::expected<IterationMetrics> outcome{caf::sec::runtime_error};
+  caf::scoped_actor self{system};
+  self->request(controller, caf::infinite, run_atom::value)
+      .receive([&](const IterationMetrics& last) { outcome = last; },
+               [&](const caf::error& error) { outcome = error; });
+  stop_pipeline(self, p);
+  return outcome;
 }
 
 }  // namespace kgym::cli

@@ -3,14 +3,16 @@
 #pragma once
 
 #include <caf/actor_system.hpp>
-#include <caf/scoped_actor.hpp>
+#include <caf/expected.hpp>
 
+#include <set>
 #include <string>
 #include <vector>
 
 #include "actors/episode.hpp"
 #include "actors/gpu_executor.hpp"
 #include "actors/learner.hpp"
+#include "actors/run_controller.hpp"
 #include "actors/scheduler.hpp"
 #include "cli/args.hpp"
 #include "gpu/executor/sandbox_evaluator.hpp"
@@ -21,8 +23,10 @@ namespace kgym::cli {
 // The flags that set a TrainConfig (help text: policy_flags_help), over --config FILE.
 TrainConfig config_from_args(const args& a);
 extern const char* const policy_flags_help;
-extern const std::vector<std::string> config_value_flags;
-extern const std::vector<std::string> config_switch_flags;
+
+// A run command's parser: the TrainConfig flags plus the command's own.
+args parse_run_args(const std::vector<std::string>& argv, const std::set<std::string>& own_values,
+                    const std::set<std::string>& own_switches);
 
 // PARENT/<date>-<time>: where a run or an evaluation goes unless told.
 std::string timestamped_dir(const std::string& parent);
@@ -41,6 +45,8 @@ pipeline start_pipeline(caf::actor_system& system, const TrainConfig& config, co
                         const std::string& dir, const EmbeddedPolicy& policy, const embedded_suite& suite,
                         const scheduler_options& scheduling, bool evaluate_only);
 
-void stop_pipeline(caf::scoped_actor& self, const pipeline& p);
+// Runs `plan` through the pipeline to its last iteration, then stops the pipeline: the last
+// iteration's metrics, or why the run failed.
+caf::expected<IterationMetrics> run_to_end(caf::actor_system& system, const run_plan& plan, const pipeline& p);
 
 }  // namespace kgym::cli

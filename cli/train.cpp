@@ -83,11 +83,7 @@ options:
 }  // namespace
 
 int run_train(const std::vector<std::string>& argv) {
-  std::set<std::string> values(config_value_flags.begin(), config_value_flags.end());
-  std::set<std::string> switches(config_switch_flags.begin(), config_switch_flags.end());
-  values.insert({"run-dir", "resume"});
-  switches.insert({"help", "print-config"});
-  args a(argv, values, switches);
+  args a = parse_run_args(argv, {"run-dir", "resume"}, {"help", "print-config"});
   if (a.has("help")) {
     std::cout << train_help << policy_flags_help;
     return 0;
@@ -158,23 +154,16 @@ int run_train(const std::vector<std::string>& argv) {
   else
     spdlog::warn("the monitor is not reachable by kgym top: {}", system.render(port.error()));
 
-  auto controller = spawn_run_controller(system, plan, p.services, p.learner);
-  int status = 0;
-  caf::scoped_actor self{system};
-  self->request(controller, caf::infinite, run_atom::value)
-      .receive(
-          [&](const IterationMetrics& last) {
-            progress_log()->info("run {} finished: {} iterations, last mean reward {:.3f}, fast@1.2 (last turn) {:.2f}; "
-                         "kgym report {} plots it",
-                         dir, config.iterations(), last.mean_reward(), last.fast1_2_last(), dir);
-          },
-          [&](const caf::error& error) {
-            progress_log()->error("run {} failed: {}", dir, system.render(error));
-            status = 1;
-          });
+  auto outcome = run_to_end(system, plan, p);
   std::filesystem::remove(run_dir::monitor_port_path(dir));
-  stop_pipeline(self, p);
-  return status;
+  if (!outcome) {
+    progress_log()->error("run {} failed: {}", dir, system.render(outcome.error()));
+    return 1;
+  }
+  progress_log()->info("run {} finished: {} iterations, last mean reward {:.3f}, fast@1.2 (last turn) {:.2f}; "
+                       "kgym report {} plots it",
+                       dir, config.iterations(), outcome->mean_reward(), outcome->fast1_2_last(), dir);
+  return 0;
 }
 
 }  // namespace kgym::cli
