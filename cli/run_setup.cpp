@@ -148,16 +148,18 @@ pipeline start_pipeline(caf::actor_system& system, const TrainConfig& config, co
   learner_options learning;
   learning.settings = learner_settings_from(config);
   learning.lazy_coverage = config.prs_threshold();
-  learning.run_dir = dir;
   learning.inference = services.inference;
   learning.monitor = services.monitor;
-  learning.trainer = config.trainer();
-  learning.system_prompt = config.openai().system_prompt();
-  if (llm && config.trainer().endpoint().empty())
-    progress_log()->warn("policy openai without --trainer: episodes are evaluated, nothing is trained");
-  auto learner = llm || evaluate_only ? spawn_trainer_learner(system, policy.version(), learning) : spawn_learner(system, policy, learning);
-
-  p.learner = learner;
+  learning.system_prompt = openai_defaults(config.openai()).system_prompt();  // what the server was sent
+  // An evaluation trains nothing and keeps no metrics or checkpoints (its report is the record).
+  if (!evaluate_only) {
+    learning.run_dir = dir;
+    learning.trainer = config.trainer();
+    if (llm && config.trainer().endpoint().empty())
+      progress_log()->warn("policy openai without --trainer: episodes are evaluated, nothing is trained");
+  }
+  p.learner = llm || evaluate_only ? spawn_trainer_learner(system, policy.version(), learning)
+                                   : spawn_learner(system, policy, learning);
   return p;
 }
 

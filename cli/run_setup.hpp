@@ -40,7 +40,8 @@ struct pipeline {
   learner_actor learner;
 };
 
-// `evaluate_only`: a learner that records metrics and changes nothing (kgym eval).
+// `evaluate_only` (kgym eval): a learner that computes metrics and changes nothing: no trainer,
+// nothing written to `dir` but the episodes.
 pipeline start_pipeline(caf::actor_system& system, const TrainConfig& config, const executor_options& exec,
                         const std::string& dir, const EmbeddedPolicy& policy, const embedded_suite& suite,
                         const scheduler_options& scheduling, bool evaluate_only);

@@ -257,6 +257,7 @@ TEST(OpenAIPolicy, EvalOnKernelBenchLevelsWritesTheReport) {
   EXPECT_DOUBLE_EQ(report.hack_rate(), 0.25);
   EXPECT_NE(test::read_text(out + "/eval.md").find("| 1_gelu_scale_residual | 1 |"), std::string::npos);
   EXPECT_EQ(test::read_text(out + "/eval.png").substr(1, 3), "PNG");
+  EXPECT_FALSE(fs::exists(out + "/metrics.jsonl"));  // an evaluation is not a training run
 }
 
 }  // namespace
