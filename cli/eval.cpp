@@ -3,17 +3,14 @@
 // turn, for the last turn and best of history, hacked and lazy shares. A table on screen,
 // eval.md and eval.json on disk, eval.png; the episodes stay in OUT/episodes.pb.
 #include <caf/all.hpp>
-#include <caf/io/all.hpp>
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "actors/inference.hpp"
-#include "actors/run_controller.hpp"
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_setup.hpp"
@@ -22,7 +19,6 @@
 #include "messages/json.hpp"
 #include "pipeline/episode_store.hpp"
 #include "pipeline/eval_report.hpp"
-#include "pipeline/paths.hpp"
 #include "pipeline/png_plot.hpp"
 #include "pipeline/progress_log.hpp"
 #include "pipeline/run_dir.hpp"

@@ -3,36 +3,21 @@
 // actor pipeline, trains it, and keeps everything in a run directory.
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
-#include <spdlog/sinks/basic_file_sink.h>
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include <chrono>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
-#include "actors/compiler.hpp"
-#include "actors/episode.hpp"
-#include "actors/gpu_executor.hpp"
 #include "actors/inference.hpp"
-#include "actors/learner.hpp"
-#include "actors/monitor.hpp"
-#include "actors/reward.hpp"
-#include "actors/run_controller.hpp"
-#include "actors/scheduler.hpp"
-#include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_setup.hpp"
 #include "cli/sandbox_options.hpp"
 #include "messages/json.hpp"
 #include "pipeline/embedded_programs.hpp"
 #include "pipeline/episode_store.hpp"
-#include "pipeline/paths.hpp"
 #include "pipeline/progress_log.hpp"
 #include "pipeline/run_dir.hpp"
-#include "pipeline/task_loader.hpp"
 #include "pipeline/train_config.hpp"
 #include "policy/embedded_policy.hpp"
 
