@@ -15,4 +15,12 @@ inline void add_evidence(ExecResult* result, const std::string& kind, const std:
   e->set_source(source);
 }
 
+// A hacking finding ends the result's standing: HACKED counts as incorrect.
+inline void mark_hacked(ExecResult* result, const std::string& phase, const std::string& message) {
+  result->set_verdict(HACKED);
+  result->set_correct(false);
+  result->set_failed_phase(phase);
+  result->set_message(message);
+}
+
 }  // namespace kgym

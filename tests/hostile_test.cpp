@@ -51,9 +51,15 @@ const hostile_case cases[] = {
     {"pytorch_only", HACKED, "no_generated_kernel"},
     {"patches_harness", HACKED, "patched_harness"},
     {"patches_timer", HACKED, "patched_harness"},
+    {"patches_judge", HACKED, "patched_harness"},
     // CPU mode only (the GPU run filters it out): there the cost model's pass is profiled.
     {"dodges_profiler", HACKED, "profiled_pass_differs"},
     {"illegal_memory_access", CUDA_ERROR, "", true},
+    // The authenticated CUPTI trace (GPU only: CPU mode has no trace, and a result frame
+    // written by the candidate itself is not caught there).
+    {"forges_result", HACKED, "trace_incomplete", true},
+    {"forges_trace", HACKED, "trace_forged", true},
+    {"sets_phase", HACKED, "phase_sequence", true},
 };
 
 // One evaluator for the whole suite: surviving every case is part of what is tested.

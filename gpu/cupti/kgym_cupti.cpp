@@ -13,8 +13,15 @@
 //
 // Control (called by the sandbox through ctypes): kgym_cupti_set_phase(name) labels the
 // launches that follow; kgym_cupti_flush() writes every finished record to the trace file
-// (KGYM_CUPTI_TRACE) as JSON lines. Launch attribution costs a stack walk per launch, so the
-// sandbox turns it off (phase "untraced") around timed repetitions.
+// (KGYM_CUPTI_TRACE); kgym_cupti_finish() flushes, writes the end record and stops writing.
+// Launch attribution costs a stack walk per launch, so the sandbox turns it off (phase
+// "untraced") around timed repetitions.
+//
+// The trace is authenticated: each line is "<MAC> <TraceRecord JSON>" with a sequence number,
+// under a key read at CUDA initialisation from the pipe KGYM_CUPTI_KEY_FD. That happens before
+// the candidate's code exists; the key then lives only in this library's memory (never in a
+// Python object), and the executor, which got it from the zygote, checks every line, the
+// order, the end record and the phase calls (gpu/profiler/trace_check).
 #include <cupti.h>
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -30,6 +37,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "gpu/cupti/trace_mac.hpp"
+
 namespace {
 
 struct launch_info {
@@ -44,6 +53,9 @@ std::unordered_map<uint32_t, launch_info> launches;  // by correlation id
 std::string phase = "untraced";
 std::string generated_root;
 int trace_fd = -1;
+uint8_t trace_key[kgym::trace_key_bytes];
+uint64_t next_seq = 0;  // records written so far
+bool finished = false;  // the end record is written: nothing more is
 CUpti_SubscriberHandle subscriber;
 
 bool is_cuda_internal(const char* path) {
@@ -135,6 +147,26 @@ void write_all(const std::string& text) {
   }
 }
 
+// One record, with its sequence number and MAC; the caller holds `mutex`.
+void emit(const std::string& body) {
+  if (finished || trace_fd < 0)
+    return;
+  std::string record = "{\"seq\":" + std::to_string(next_seq++) + "," + body + "}";
+  write_all(kgym::trace_mac_hex(trace_key, record) + " " + record + "\n");
+}
+
+bool read_key(int fd) {
+  size_t got = 0;
+  while (got < sizeof trace_key) {
+    ssize_t n = ::read(fd, trace_key + got, sizeof trace_key - got);
+    if (n <= 0)
+      break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return got == sizeof trace_key;
+}
+
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *size = 8 << 20;
   *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, *size));
@@ -142,7 +174,6 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
 }
 
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
-  std::string out;
   CUpti_Activity* record = nullptr;
   std::lock_guard<std::mutex> lock(mutex);
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
@@ -158,19 +189,19 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
                   k->deviceId, k->correlationId, k->gridX, k->gridY, k->gridZ, k->blockX, k->blockY, k->blockZ,
                   it == launches.end() ? 0 : it->second.cbid,
                   it != launches.end() && it->second.generated ? "true" : "false");
-    out += "{";
-    out += numbers;
-    out += "\"name\":";
-    json_string(out, k->name);
-    out += ",\"phase\":";
-    json_string(out, it == launches.end() ? "untraced" : it->second.phase.c_str());
-    out += ",\"launcher\":";
-    json_string(out, it == launches.end() ? "" : it->second.launcher.c_str());
-    out += "}\n";
+    std::string body = "\"kernel\":{";
+    body += numbers;
+    body += "\"name\":";
+    json_string(body, k->name);
+    body += ",\"phase\":";
+    json_string(body, it == launches.end() ? "untraced" : it->second.phase.c_str());
+    body += ",\"launcher\":";
+    json_string(body, it == launches.end() ? "" : it->second.launcher.c_str());
+    body += "}";
+    emit(body);
     if (it != launches.end())
       launches.erase(it);
   }
-  write_all(out);
   std::free(buffer);
 }
 
@@ -186,6 +217,9 @@ __attribute__((visibility("default"))) void kgym_cupti_set_phase(const char* nam
     std::lock_guard<std::mutex> lock(mutex);
     was_traced = phase != "untraced";
     phase = next;
+    std::string body = "\"phase\":";
+    json_string(body, next.c_str());
+    emit(body);  // every call, in order: the executor knows the harness's calls
     traced.store(now_traced);
   }
   if (now_traced != was_traced)
@@ -197,10 +231,27 @@ __attribute__((visibility("default"))) int kgym_cupti_flush() {
   return trace_fd >= 0 ? 0 : -1;
 }
 
+// The harness's last call: every record flushed, then the end record; later calls of any
+// kind write nothing, so whatever follows the end record in the file was not written here.
+__attribute__((visibility("default"))) int kgym_cupti_finish() {
+  cuptiActivityFlushAll(1);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (finished || trace_fd < 0)
+    return -1;
+  emit("\"end\":{\"records\":" + std::to_string(next_seq) + "}");
+  finished = true;
+  ::close(trace_fd);
+  trace_fd = -1;
+  return 0;
+}
+
 __attribute__((visibility("default"))) int InitializeInjection(void) {
   if (const char* root = std::getenv("KGYM_CUPTI_GENERATED_ROOT"))
     generated_root = root;
-  if (const char* path = std::getenv("KGYM_CUPTI_TRACE"))
+  // No key, no trace: an unauthenticated trace would be worth nothing to the executor.
+  const char* key_fd = std::getenv("KGYM_CUPTI_KEY_FD");
+  const char* path = std::getenv("KGYM_CUPTI_TRACE");
+  if (key_fd && path && read_key(std::atoi(key_fd)))
     trace_fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   // Callbacks and activity records start with the first traced phase (kgym_cupti_set_phase).
   if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS ||

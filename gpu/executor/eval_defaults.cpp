@@ -15,6 +15,7 @@ EvalOptions with_defaults(EvalOptions o, Device device) {
   if (o.timing_timeout_s() <= 0) o.set_timing_timeout_s(cuda ? 120 : 300);
   if (o.memory_limit_mb() <= 0) o.set_memory_limit_mb(cuda ? 16384 : 4096);
   if (o.min_timed_s() <= 0) o.set_min_timed_s(cuda ? 1.0 : 0.5);
+  if (o.traced_reps() <= 0) o.set_traced_reps(5);
   return o;
 }
 

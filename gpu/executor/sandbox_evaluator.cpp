@@ -15,6 +15,7 @@
 
 #include "gpu/executor/eval_defaults.hpp"
 #include "gpu/executor/process_watch.hpp"
+#include "gpu/profiler/trace_check.hpp"
 #include "gpu/profiler/trace_profile.hpp"
 #include "messages/evidence.hpp"
 
@@ -71,6 +72,15 @@ void verdict_from_exit(const SandboxEvent::ChildExit& exit, const std::string& p
   else
     fail(r, CRASHED, phase, "the evaluation process exited with code " + std::to_string(exit.exit_code()) +
                                 " without a result");
+}
+
+// Keeps a trace and its key (<name>.jsonl, <name>.key) as test data; '/' in ids becomes '_'.
+void archive_trace(const fs::path& trace_file, const std::string& key_hex, const fs::path& archive,
+                   std::string name) {
+  std::replace(name.begin(), name.end(), '/', '_');
+  std::error_code ignored;
+  fs::copy_file(trace_file, archive / (name + ".jsonl"), fs::copy_options::overwrite_existing, ignored);
+  std::ofstream(archive / (name + ".key")) << key_hex << "\n";
 }
 
 // Work roots of kgym processes that were killed before they could clean up.
@@ -266,28 +276,22 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
   if (exit_info.swept() > 0)
     add_evidence(&result, "leftover_processes",
                  std::to_string(exit_info.swept()) + " processes outlived the evaluation and were killed", "executor");
-  // The CUPTI trace is read here, outside the candidate's process, after it has exited.
-  if (fs::exists(workdir / "cupti.jsonl")) {
-    int bad_lines = 0;
-    auto kernels = read_trace((workdir / "cupti.jsonl").string(), &bad_lines);
-    auto unmarked = unmark_generated_not_in_source(kernels, request.candidate().source());
+  // The CUPTI trace is read here, outside the candidate's process, after it has exited, and
+  // only its authenticated lines count (gpu/profiler/trace_check.hpp).
+  if (!exit_info.trace_key().empty()) {
+    const fs::path trace_file = workdir / "cupti.jsonl";
+    auto trace = check_trace(trace_lines(trace_file.string()), trace_key_from_hex(exit_info.trace_key()));
+    auto unmarked = unmark_generated_not_in_source(trace.kernels, request.candidate().source());
     if (!unmarked.empty())
       add_evidence(&result, "generated_kernel_not_in_source",
                    "the trace calls kernels generated that the candidate's source does not name: " + unmarked.front() +
                        (unmarked.size() > 1 ? " and " + std::to_string(unmarked.size() - 1) + " more" : ""),
                    "cupti");
-    auto report = profile_from_trace(kernels);
-    apply_profile_verdict(report, opts.no_hacking_check(), &result);
-    if (!options_.trace_archive.empty()) {
-      std::string name = request.request_id();
-      std::replace(name.begin(), name.end(), '/', '_');
-      std::error_code ignored;
-      fs::copy_file(workdir / "cupti.jsonl", fs::path(options_.trace_archive) / (name + ".jsonl"),
-                    fs::copy_options::overwrite_existing, ignored);
-    }
-    if (bad_lines > 0)
-      add_evidence(&result, "malformed_trace_lines",
-                   std::to_string(bad_lines) + " lines of the CUPTI trace did not parse", "executor");
+    apply_trace_integrity(trace, expected_phase_calls(opts.correctness_trials(), opts.traced_reps()),
+                          opts.no_hacking_check(), &result);
+    apply_profile_verdict(profile_from_trace(trace.kernels), opts.no_hacking_check(), &result);
+    if (!options_.trace_archive.empty())
+      archive_trace(trace_file, exit_info.trace_key(), options_.trace_archive, request.request_id());
   }
   result.set_log(tail_of(workdir / "sandbox.log", 4096));
   std::error_code ignored;

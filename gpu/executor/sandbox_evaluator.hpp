@@ -16,7 +16,7 @@ struct executor_options {
   std::string work_root;  // per-evaluation private directories are made below it
   std::chrono::seconds start_timeout{180};
   std::chrono::seconds exit_grace{15};  // after a kill, how long to wait for the exit report
-  std::string trace_archive;  // if set, each CUPTI trace is copied here as <request_id>.jsonl
+  std::string trace_archive;  // if set, each CUPTI trace is copied here as <request_id>.jsonl (+ .key)
 };
 
 class sandbox_evaluator {

@@ -126,10 +126,7 @@ void apply_profile_verdict(const ProfileReport& profile, bool no_hacking_check, 
     add_evidence(result, "work_outside_timed_region",
                  detail + ": work on an unjoined stream, left running, or a tampered timer", "cupti");
     if (!no_hacking_check) {
-      result->set_verdict(HACKED);
-      result->set_correct(false);
-      result->set_failed_phase("profile");
-      result->set_message("GPU work outside the timed region (CUPTI trace)");
+      mark_hacked(result, "profile", "GPU work outside the timed region (CUPTI trace)");
       return;
     }
   }
@@ -147,12 +144,8 @@ void apply_profile_verdict(const ProfileReport& profile, bool no_hacking_check, 
   for (const auto& mode : silent)
     add_evidence(result, "no_generated_kernel",
                  mode + " mode: GPU kernels ran, none launched from the candidate's own code", "cupti");
-  if (!silent.empty() && !no_hacking_check) {
-    result->set_verdict(HACKED);
-    result->set_correct(false);
-    result->set_failed_phase("profile");
-    result->set_message("no kernel of the candidate's own ran in " + silent.front() + " mode (CUPTI trace)");
-  }
+  if (!silent.empty() && !no_hacking_check)
+    mark_hacked(result, "profile", "no kernel of the candidate's own ran in " + silent.front() + " mode (CUPTI trace)");
 }
 
 namespace {

@@ -11,11 +11,11 @@ import traceback
 
 import torch
 
-from . import compare, cost_model, timing
+from . import compare, cost_model, launches, protocol, timing, tracing
 
 # A mirror of gpu/executor/eval_defaults.cpp, for callers that are not the executor (the
 # executor always sends every option filled in).
-DEFAULTS = {"correctness_trials": 5, "atol": 1e-2, "rtol": 1e-2, "warmup_reps": 3, "seed": 42}
+DEFAULTS = {"correctness_trials": 5, "atol": 1e-2, "rtol": 1e-2, "warmup_reps": 3, "seed": 42, "traced_reps": 5}
 DEVICE_DEFAULTS = {"cuda": {"timing_reps": 1000, "min_timed_s": 1.0},
                    "cpu": {"timing_reps": 5, "min_timed_s": 0.5}}
 # Functions a candidate could patch to fake correctness or timing; checked after it ran.
@@ -98,9 +98,27 @@ def interpreter_profile(reference, candidate, inputs: list, recorder, atol: floa
     return profile, wrong
 
 
+def harness_bindings() -> dict:
+    """Every function and class of the harness's own modules, and every attribute of those
+    classes, by name: a candidate could swap one to judge itself (e.g. compare.compare, to
+    pass a wrong answer). Taken at import, in the zygote, before any candidate exists."""
+    bindings = {}
+    for module in (compare, cost_model, launches, protocol, timing, tracing, sys.modules[__name__]):
+        for name, value in vars(module).items():
+            if name.startswith("__") or not callable(value):
+                continue
+            bindings[(module, name)] = value  # its own, and what it imported (compare._isclose)
+            if isinstance(value, type) and value.__module__ == module.__name__:
+                bindings.update(((value, attr), member) for attr, member in vars(value).items()
+                                if not attr.startswith("__") or attr in ("__init__", "__call__"))
+    return bindings
+
+
 def check_tampering():
     patched = [name for name, (owner, attr) in GUARDED.items()
                if getattr(owner, attr) is not ORIGINALS[name]]
+    patched += [f"{getattr(owner, '__name__', owner)}.{attr}" for (owner, attr), value in HARNESS.items()
+                if vars(owner).get(attr) is not value]
     if patched:
         raise Failure("HACKED", "integrity", f"candidate replaced {', '.join(patched)}",
                       [{"kind": "patched_harness", "detail": ", ".join(patched), "source": "sandbox"}])
@@ -110,7 +128,7 @@ class NoTracer:
     def phase(self, name):
         pass
 
-    def flush(self):
+    def finish(self):
         pass
 
 
@@ -241,7 +259,7 @@ def evaluate(request: dict, workdir: str, recorder, phase, result: dict, quiet_g
             reference, candidate, inputs, refill, int(opts["timing_reps"]), int(opts["warmup_reps"]),
             float(opts["min_timed_s"]), device, seconds)
         if device == "cuda" and getattr(tracer, "library", None):
-            result["traced_rep_ms"] = timing.time_traced(candidate, inputs, refill, 5, tracer)
+            result["traced_rep_ms"] = timing.time_traced(candidate, inputs, refill, int(opts["traced_reps"]), tracer)
     except BaseException as exc:
         raise failure_from(exc, "timing", "forward while timing")
     check_tampering()
@@ -257,3 +275,6 @@ def evaluate(request: dict, workdir: str, recorder, phase, result: dict, quiet_g
     result["verdict"] = "OK"
     result["message"] = f"correct, speedup {result['speedup']:.3f}x"
     return result
+
+
+HARNESS = harness_bindings()  # last: every function above is in it

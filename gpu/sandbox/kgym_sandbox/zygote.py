@@ -86,14 +86,27 @@ class Standby:
         self.workdir = workdir
         command_r, self.command_w = os.pipe()
         self.result_r, result_w = os.pipe()
+        traced = device == "cuda" and bool(os.environ.get("KGYM_CUPTI_LIB"))
+        key_r, key_w = os.pipe() if traced else (-1, -1)
         self.pid = os.fork()
         if self.pid == 0:
             os.close(self.command_w)
             os.close(self.result_r)
             os.close(out_fd)  # the candidate must not reach the executor's channel
-            standby_main(workdir, command_r, result_w, recorder, device, lock_fd)
+            if traced:
+                os.close(key_w)
+            standby_main(workdir, command_r, result_w, recorder, device, lock_fd, key_r)
         os.close(command_r)
         os.close(result_w)
+        # The trace's key is made after the fork, so no copy of it exists in the child's
+        # memory; the CUPTI library reads it from the pipe when CUDA starts there.
+        self.trace_key = ""
+        if traced:
+            os.close(key_r)
+            key = os.urandom(16)
+            os.write(key_w, key)
+            os.close(key_w)
+            self.trace_key = key.hex()
 
     def start(self, command: dict) -> bool:
         try:
@@ -150,7 +163,8 @@ def read_command(fd: int):
     return json.loads(data)
 
 
-def standby_main(workdir: str, command_fd: int, result_fd: int, recorder, device: str, lock_fd: int) -> None:
+def standby_main(workdir: str, command_fd: int, result_fd: int, recorder, device: str, lock_fd: int,
+                 key_fd: int) -> None:
     """In the forked process: confine, warm up, wait for the request, evaluate, send one
     result, exit without cleanup."""
     from . import evaluate, isolation, tracing
@@ -166,7 +180,7 @@ def standby_main(workdir: str, command_fd: int, result_fd: int, recorder, device
         granted, workdir = isolation.confine(workdir)
         seconds["confine"] = time.perf_counter() - started
         if device == "cuda":
-            tracing.inject(workdir)
+            tracing.inject(workdir, key_fd)
             warm_cuda(lock_fd, seconds)
     except BaseException as exc:  # reported once the request arrives; never run half-confined
         confine_error = exc
@@ -194,7 +208,7 @@ def standby_main(workdir: str, command_fd: int, result_fd: int, recorder, device
             evaluate.evaluate(request, workdir, recorder, phase, result, lambda: wait_for_quiet_gpu(lock_fd), tracer)
         finally:
             tracer.phase("untraced")
-            tracer.flush()
+            tracer.finish()
     except evaluate.Failure as failure:
         result.update(verdict=failure.verdict, failed_phase=failure.phase, message=failure.message,
                       evidence=failure.evidence)
@@ -210,7 +224,7 @@ def standby_main(workdir: str, command_fd: int, result_fd: int, recorder, device
         os._exit(0)
 
 
-def relay(result_fd: int, pid: int, out_fd: int, keep: set) -> None:
+def relay(result_fd: int, pid: int, out_fd: int, keep: set, trace_key: str) -> None:
     """Forwards the child's phase and result frames until it exits, then reports the exit."""
     reader = protocol.FrameReader(result_fd)
     relayed, status, drain_until = 0, None, None
@@ -238,7 +252,8 @@ def relay(result_fd: int, pid: int, out_fd: int, keep: set) -> None:
     swept = sweep(keep)
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 0
     sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
-    protocol.write_frame(out_fd, {"exit": {"pid": pid, "exit_code": code, "signal": sig, "swept": swept}})
+    protocol.write_frame(out_fd, {"exit": {"pid": pid, "exit_code": code, "signal": sig, "swept": swept,
+                                           "trace_key": trace_key}})
 
 
 def warm_up_cpu() -> None:
@@ -300,7 +315,7 @@ def main() -> None:
         protocol.write_frame(out_fd, {"started": {"pid": current.pid}})
         if evaluation.get("next_workdir"):
             standby = Standby(evaluation["next_workdir"], args.device, recorder, lock_fd, out_fd)
-        relay(current.result_r, current.pid, out_fd, {standby.pid} if standby else set())
+        relay(current.result_r, current.pid, out_fd, {standby.pid} if standby else set(), current.trace_key)
     if standby is not None:
         standby.discard()
 

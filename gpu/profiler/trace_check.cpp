@@ -1,0 +1,142 @@
+#include "gpu/profiler/trace_check.hpp"
+
+#include <algorithm>
+#include <fstream>
+
+#include "gpu/cupti/trace_mac.hpp"
+#include "messages/evidence.hpp"
+#include "messages/json.hpp"
+
+namespace kgym {
+
+namespace {
+
+void reject(checked_trace& trace, int line, const std::string& why) {
+  if (trace.rejected++ == 0)
+    trace.first_rejected = "line " + std::to_string(line) + ": " + why;
+}
+
+}  // namespace
+
+checked_trace check_trace(const std::vector<std::string>& lines, const std::string& key) {
+  checked_trace trace;
+  const auto* key_bytes = reinterpret_cast<const uint8_t*>(key.data());
+  uint64_t next = 0;
+  int number = 0;
+  for (const auto& line : lines) {
+    ++number;
+    if (line.empty())
+      continue;
+    ++trace.lines;
+    auto space = line.find(' ');
+    if (key.size() != trace_key_bytes || space != 16) {
+      reject(trace, number, "not a MAC and a record");
+      continue;
+    }
+    std::string record = line.substr(17);
+    if (trace_mac_hex(key_bytes, record) != line.substr(0, 16)) {
+      reject(trace, number, "the MAC does not match (not written by the CUPTI library)");
+      continue;
+    }
+    TraceRecord r;
+    if (!from_json(record, &r).empty()) {
+      reject(trace, number, "authenticated, yet not a trace record");
+      continue;
+    }
+    if (trace.ended) {
+      reject(trace, number, "after the end record");
+      continue;
+    }
+    if (r.seq() < next) {
+      reject(trace, number, "record " + std::to_string(r.seq()) + " again (replayed or out of order)");
+      continue;
+    }
+    if (r.seq() > next)  // taken, but what came between is missing
+      reject(trace, number, "records " + std::to_string(next) + " to " + std::to_string(r.seq() - 1) + " missing");
+    next = r.seq() + 1;
+    if (r.has_kernel())
+      trace.kernels.push_back(r.kernel());
+    else if (r.what_case() == TraceRecord::kPhase)
+      trace.phase_calls.push_back(r.phase());
+    else if (r.has_end())
+      trace.ended = r.end().records() == r.seq();
+  }
+  return trace;
+}
+
+std::vector<std::string> trace_lines(const std::string& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(line);
+  return lines;
+}
+
+std::string trace_key_from_hex(const std::string& hex) {
+  if (hex.size() != 2 * trace_key_bytes)
+    return {};
+  std::string bytes;
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    auto nibble = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; };
+    int hi = nibble(hex[i]), lo = nibble(hex[i + 1]);
+    if (hi < 0 || lo < 0)
+      return {};
+    bytes.push_back(static_cast<char>(hi * 16 + lo));
+  }
+  return bytes;
+}
+
+std::vector<std::string> expected_phase_calls(int trials, int traced_reps) {
+  std::vector<std::string> calls;
+  for (int t = 0; t < trials; ++t)
+    calls.insert(calls.end(), {"reference", "train", "checks", "eval", "checks"});
+  calls.push_back("untraced");
+  for (int r = 0; r < traced_reps; ++r)
+    calls.insert(calls.end(), {"timed:" + std::to_string(r), "checks"});
+  calls.push_back("untraced");
+  return calls;
+}
+
+std::string phase_protocol(const std::vector<std::string>& calls, const std::vector<std::string>& expected) {
+  if (calls == expected)
+    return "complete";
+  auto is_prefix = [&](size_t n) {
+    return n <= expected.size() && std::equal(calls.begin(), calls.begin() + static_cast<long>(n), expected.begin());
+  };
+  bool closed_early = !calls.empty() && calls.size() <= expected.size() && calls.back() == "untraced";
+  if (is_prefix(calls.size()) || (closed_early && is_prefix(calls.size() - 1)))
+    return "partial";
+  return "deviates";
+}
+
+void apply_trace_integrity(const checked_trace& trace, const std::vector<std::string>& expected,
+                           bool no_hacking_check, ExecResult* result) {
+  auto hack = [&](const std::string& kind, const std::string& detail, const std::string& message) {
+    add_evidence(result, kind, detail, "executor");
+    if (!no_hacking_check && result->verdict() != HACKED)
+      mark_hacked(result, "profile", message);
+  };
+  if (trace.rejected > 0)
+    hack("trace_forged",
+         std::to_string(trace.rejected) + " of " + std::to_string(trace.lines) + " trace lines rejected; " +
+             trace.first_rejected,
+         "the CUPTI trace holds lines the library did not write");
+  std::string protocol = phase_protocol(trace.phase_calls, expected);
+  size_t at = 0;
+  while (at < trace.phase_calls.size() && at < expected.size() && trace.phase_calls[at] == expected[at])
+    ++at;
+  if (protocol == "deviates")
+    hack("phase_sequence",
+         "phase call " + std::to_string(at + 1) + " was '" +
+             (at < trace.phase_calls.size() ? trace.phase_calls[at] : std::string("(none)")) + "', the harness's is '" +
+             (at < expected.size() ? expected[at] : std::string("(none)")) + "'",
+         "the profiler's phases were set by someone other than the harness");
+  else if (result->verdict() == OK && (protocol != "complete" || !trace.ended))
+    hack("trace_incomplete",
+         std::string(trace.ended ? "the trace ended" : "the trace has no end record") + " after " +
+             std::to_string(trace.phase_calls.size()) + " of the harness's " + std::to_string(expected.size()) +
+             " phase calls",
+         "a result arrived for an evaluation the trace shows unfinished");
+}
+
+}  // namespace kgym

@@ -1,0 +1,50 @@
+// Pure checks of an authenticated CUPTI trace (gpu/cupti): is every line the library's, in
+// order, to the end, and did the phase calls follow the harness's protocol?
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "messages/kgym.pb.h"
+
+namespace kgym {
+
+// What an authenticated trace holds, and what in it was not written by the library.
+struct checked_trace {
+  std::vector<KernelActivity> kernels;   // from authenticated lines only
+  std::vector<std::string> phase_calls;  // kgym_cupti_set_phase calls, in order
+  bool ended = false;                    // the end record came, with the right count
+  int lines = 0;                         // non-empty lines read
+  int rejected = 0;                      // lines not taken: bad MAC, wrong place, after the end
+  std::string first_rejected;            // why the first one was not taken, e.g. "line 7: ..."
+};
+
+// `key` holds the 16 key bytes. A line is taken when its MAC matches and its sequence
+// number is the next one; a line that skips numbers is taken, and the gap is a rejection
+// (lines went missing).
+checked_trace check_trace(const std::vector<std::string>& lines, const std::string& key);
+
+// The lines of a trace file; none when it is missing.
+std::vector<std::string> trace_lines(const std::string& path);
+
+// Bytes from hex ("" when it is not hex of the right length).
+std::string trace_key_from_hex(const std::string& hex);
+
+// The harness's phase calls for a whole GPU evaluation (evaluate.py, zygote.py): per
+// correctness trial reference, train, checks, eval, checks; "untraced" for the timing; per
+// traced rep timed:<i>, checks; "untraced" before the trace ends.
+std::vector<std::string> expected_phase_calls(int trials, int traced_reps);
+
+// How the recorded calls relate to the protocol: "complete" (all of it), "partial" (a
+// prefix of it, perhaps closed by the final "untraced": an evaluation that stopped early),
+// or "deviates" (calls the harness does not make: the candidate called the library).
+std::string phase_protocol(const std::vector<std::string>& calls, const std::vector<std::string>& expected);
+
+// Applies the trace's integrity to a result (the evidence is kept even with the check off):
+// rejected lines -> HACKED "trace_forged"; calls off the protocol -> HACKED "phase_sequence";
+// a result the sandbox found OK whose trace did not end or did not see the whole protocol
+// -> HACKED "trace_incomplete" (it was sent before the evaluation finished: forged).
+void apply_trace_integrity(const checked_trace& trace, const std::vector<std::string>& expected,
+                           bool no_hacking_check, ExecResult* result);
+
+}  // namespace kgym

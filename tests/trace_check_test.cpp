@@ -1,0 +1,199 @@
+// The authenticated CUPTI trace, checked with exact expectations: SipHash-2-4 against its
+// published vectors, then every way a trace line can be forged, dropped, replayed or moved,
+// and what each does to a result.
+#include <gtest/gtest.h>
+
+#include "gpu/cupti/trace_mac.hpp"
+#include "gpu/profiler/trace_check.hpp"
+
+namespace kgym::test {
+namespace {
+
+std::string key_of(uint8_t first) {
+  std::string key;
+  for (uint8_t i = 0; i < trace_key_bytes; ++i)
+    key.push_back(static_cast<char>(first + i));
+  return key;
+}
+
+const std::string key = key_of(0);
+
+std::string signed_line(const std::string& record, const std::string& with = key) {
+  return trace_mac_hex(reinterpret_cast<const uint8_t*>(with.data()), record) + " " + record;
+}
+
+std::string kernel_record(int seq, const std::string& phase, bool generated) {
+  return "{\"seq\":" + std::to_string(seq) + ",\"kernel\":{\"name\":\"k\",\"start_ns\":\"100\",\"end_ns\":\"300\"," +
+         "\"generated\":" + (generated ? "true" : "false") + ",\"phase\":\"" + phase + "\"}}";
+}
+
+std::string phase_record(int seq, const std::string& phase) {
+  return "{\"seq\":" + std::to_string(seq) + ",\"phase\":\"" + phase + "\"}";
+}
+
+std::string end_record(int seq) {
+  return "{\"seq\":" + std::to_string(seq) + ",\"end\":{\"records\":" + std::to_string(seq) + "}}";
+}
+
+// A small whole trace: two phase calls, one kernel, the end.
+std::vector<std::string> honest_lines() {
+  return {signed_line(phase_record(0, "train")), signed_line(kernel_record(1, "train", true)),
+          signed_line(phase_record(2, "untraced")), signed_line(end_record(3))};
+}
+
+TEST(SipHash, MatchesThePublishedVectors) {
+  // Key 00..0f (Aumasson and Bernstein's test key): the empty message and the paper's
+  // 15-byte example 00..0e.
+  const auto* k = reinterpret_cast<const uint8_t*>(key.data());
+  EXPECT_EQ(siphash24(k, "", 0), 0x726fdb47dd0e0e31ULL);
+  std::string fifteen;
+  for (char c = 0; c < 15; ++c)
+    fifteen.push_back(c);
+  EXPECT_EQ(siphash24(k, fifteen.data(), fifteen.size()), 0xa129ca6149be45e5ULL);
+  EXPECT_EQ(trace_mac_hex(k, fifteen), "a129ca6149be45e5");
+}
+
+TEST(TraceCheck, TakesAnHonestTraceWhole) {
+  auto trace = check_trace(honest_lines(), key);
+  EXPECT_EQ(trace.rejected, 0) << trace.first_rejected;
+  EXPECT_EQ(trace.lines, 4);
+  EXPECT_TRUE(trace.ended);
+  ASSERT_EQ(trace.kernels.size(), 1u);
+  EXPECT_TRUE(trace.kernels[0].generated());
+  EXPECT_EQ(trace.kernels[0].end_ns(), 300u);
+  EXPECT_EQ(trace.phase_calls, (std::vector<std::string>{"train", "untraced"}));
+}
+
+TEST(TraceCheck, RejectsWhatTheLibraryDidNotWrite) {
+  // A changed byte: the forged kernel claims to be generated.
+  auto lines = honest_lines();
+  auto forged = lines[1];
+  forged.replace(forged.find("true"), 4, "TRUE");
+  auto edited = check_trace({lines[0], forged, lines[2], lines[3]}, key);
+  EXPECT_EQ(edited.rejected, 2);  // the forged line, and the record it replaced missing
+  EXPECT_EQ(edited.first_rejected, "line 2: the MAC does not match (not written by the CUPTI library)");
+  EXPECT_TRUE(edited.kernels.empty());
+  // A line with no MAC, one signed with another key, one that is not a record.
+  auto inserted = check_trace({lines[0], kernel_record(1, "train", true), lines[1], lines[2], lines[3]}, key);
+  EXPECT_EQ(inserted.rejected, 1);
+  EXPECT_EQ(inserted.first_rejected, "line 2: not a MAC and a record");
+  EXPECT_EQ(inserted.kernels.size(), 1u);  // the real one
+  auto other_key = check_trace({signed_line(kernel_record(0, "eval", true), key_of(1))}, key);
+  EXPECT_EQ(other_key.rejected, 1);
+  EXPECT_TRUE(other_key.kernels.empty());
+  auto not_a_record = check_trace({signed_line("{\"seq\":0,\"verdict\":\"OK\"}")}, key);
+  EXPECT_EQ(not_a_record.first_rejected, "line 1: authenticated, yet not a trace record");
+  // No key at all (the zygote sent none): nothing can be taken.
+  EXPECT_EQ(check_trace(lines, "").rejected, 4);
+}
+
+TEST(TraceCheck, RejectsReplayedMissingAndLateLines) {
+  auto lines = honest_lines();
+  auto replayed = check_trace({lines[0], lines[1], lines[1], lines[2], lines[3]}, key);
+  EXPECT_EQ(replayed.rejected, 1);
+  EXPECT_EQ(replayed.first_rejected, "line 3: record 1 again (replayed or out of order)");
+  EXPECT_EQ(replayed.kernels.size(), 1u);
+  auto dropped = check_trace({lines[0], lines[2], lines[3]}, key);  // the kernel deleted
+  EXPECT_EQ(dropped.rejected, 1);
+  EXPECT_EQ(dropped.first_rejected, "line 2: records 1 to 1 missing");
+  EXPECT_TRUE(dropped.ended);
+  auto moved = check_trace({lines[1], lines[0], lines[2], lines[3]}, key);
+  EXPECT_EQ(moved.rejected, 2);  // 0 missing before 1, then 0 again
+  auto late = check_trace({lines[0], lines[1], lines[2], lines[3], signed_line(kernel_record(4, "eval", true))}, key);
+  EXPECT_EQ(late.first_rejected, "line 5: after the end record");
+  auto cut = check_trace({lines[0], lines[1]}, key);
+  EXPECT_EQ(cut.rejected, 0);
+  EXPECT_FALSE(cut.ended);
+  auto miscounted = check_trace({lines[0], signed_line("{\"seq\":1,\"end\":{\"records\":5}}")}, key);
+  EXPECT_FALSE(miscounted.ended);
+}
+
+TEST(TraceCheck, KnowsTheHarnesssPhaseCalls) {
+  EXPECT_EQ(expected_phase_calls(2, 1),
+            (std::vector<std::string>{"reference", "train", "checks", "eval", "checks", "reference", "train", "checks",
+                                      "eval", "checks", "untraced", "timed:0", "checks", "untraced"}));
+  auto expected = expected_phase_calls(1, 2);
+  EXPECT_EQ(phase_protocol(expected, expected), "complete");
+  EXPECT_EQ(phase_protocol({}, expected), "partial");
+  EXPECT_EQ(phase_protocol({"reference", "train"}, expected), "partial");                       // killed
+  EXPECT_EQ(phase_protocol({"reference", "train", "checks", "untraced"}, expected), "partial");  // failed
+  EXPECT_EQ(phase_protocol({"untraced"}, expected), "partial");                                 // did not load
+  EXPECT_EQ(phase_protocol({"reference", "train", "untraced", "train"}, expected), "deviates");
+  EXPECT_EQ(phase_protocol({"reference", "eval"}, expected), "deviates");
+  auto longer = expected;
+  longer.push_back("untraced");
+  EXPECT_EQ(phase_protocol(longer, expected), "deviates");
+}
+
+ExecResult result_with(Verdict verdict) {
+  ExecResult r;
+  r.set_verdict(verdict);
+  r.set_correct(verdict == OK);
+  return r;
+}
+
+checked_trace trace_with(std::vector<std::string> calls, bool ended, int rejected = 0) {
+  checked_trace t;
+  t.phase_calls = std::move(calls);
+  t.ended = ended;
+  t.rejected = rejected;
+  t.lines = 10;
+  t.first_rejected = rejected ? "line 3: the MAC does not match (not written by the CUPTI library)" : "";
+  return t;
+}
+
+TEST(TraceCheck, JudgesResultsByTheirTrace) {
+  const auto expected = expected_phase_calls(1, 1);
+  auto whole = result_with(OK);
+  apply_trace_integrity(trace_with(expected, true), expected, false, &whole);
+  EXPECT_EQ(Verdict_Name(whole.verdict()), "OK");
+  EXPECT_EQ(whole.evidence_size(), 0);
+
+  // A result that came before the evaluation ended: sent by the candidate.
+  auto early = result_with(OK);
+  apply_trace_integrity(trace_with({"reference", "train"}, false), expected, false, &early);
+  EXPECT_EQ(Verdict_Name(early.verdict()), "HACKED");
+  EXPECT_FALSE(early.correct());
+  ASSERT_EQ(early.evidence_size(), 1);
+  EXPECT_EQ(early.evidence(0).kind(), "trace_incomplete");
+  EXPECT_EQ(early.evidence(0).detail(), "the trace has no end record after 2 of the harness's 9 phase calls");
+  auto unended = result_with(OK);
+  apply_trace_integrity(trace_with(expected, false), expected, false, &unended);
+  EXPECT_EQ(Verdict_Name(unended.verdict()), "HACKED");
+
+  // An evaluation that failed early: its trace stops early, and that is no finding.
+  auto failed = result_with(INCORRECT);
+  apply_trace_integrity(trace_with({"reference", "train", "checks", "untraced"}, true), expected, false, &failed);
+  EXPECT_EQ(Verdict_Name(failed.verdict()), "INCORRECT");
+  EXPECT_EQ(failed.evidence_size(), 0);
+
+  auto relabelled = result_with(OK);
+  apply_trace_integrity(trace_with({"reference", "train", "untraced", "train"}, true), expected, false, &relabelled);
+  EXPECT_EQ(Verdict_Name(relabelled.verdict()), "HACKED");
+  ASSERT_EQ(relabelled.evidence_size(), 1);
+  EXPECT_EQ(relabelled.evidence(0).kind(), "phase_sequence");
+  EXPECT_EQ(relabelled.evidence(0).detail(), "phase call 3 was 'untraced', the harness's is 'checks'");
+
+  auto forged = result_with(INCORRECT);
+  apply_trace_integrity(trace_with(expected, true, 2), expected, false, &forged);
+  EXPECT_EQ(Verdict_Name(forged.verdict()), "HACKED");
+  ASSERT_EQ(forged.evidence_size(), 1);
+  EXPECT_EQ(forged.evidence(0).kind(), "trace_forged");
+  EXPECT_EQ(forged.evidence(0).detail(),
+            "2 of 10 trace lines rejected; line 3: the MAC does not match (not written by the CUPTI library)");
+
+  // The ablation keeps the evidence and the verdict.
+  auto ablation = result_with(OK);
+  apply_trace_integrity(trace_with({"reference"}, false, 1), expected, true, &ablation);
+  EXPECT_EQ(Verdict_Name(ablation.verdict()), "OK");
+  EXPECT_EQ(ablation.evidence_size(), 2);  // trace_forged, trace_incomplete
+}
+
+TEST(TraceCheck, ReadsKeysAsHex) {
+  EXPECT_EQ(trace_key_from_hex("000102030405060708090a0b0c0d0e0f"), key);
+  EXPECT_EQ(trace_key_from_hex("00"), "");
+  EXPECT_EQ(trace_key_from_hex("zz0102030405060708090a0b0c0d0e0f"), "");
+}
+
+}  // namespace
+}  // namespace kgym::test
