@@ -2,7 +2,7 @@
 
 #include <caf/all.hpp>
 
-#include "gpu/profiler/trace_profile.hpp"
+#include "gpu/profiler/trace_check.hpp"
 
 namespace kgym {
 
@@ -10,9 +10,8 @@ namespace {
 
 profiler_actor::behavior_type profiler_impl(profiler_actor::pointer) {
   return {
-      [](const std::string& trace_path) -> ProfileReport {
-        int bad_lines = 0;
-        return profile_from_trace(read_trace(trace_path, &bad_lines));
+      [](const std::string& trace_path, const std::string& key_hex) -> ProfileReport {
+        return profile_of(read_checked_trace(trace_path, key_hex));
       },
   };
 }

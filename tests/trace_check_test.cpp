@@ -5,6 +5,7 @@
 
 #include "gpu/cupti/trace_mac.hpp"
 #include "gpu/profiler/trace_check.hpp"
+#include "tests/test_support.hpp"
 
 namespace kgym::test {
 namespace {
@@ -187,6 +188,37 @@ TEST(TraceCheck, JudgesResultsByTheirTrace) {
   apply_trace_integrity(trace_with({"reference"}, false, 1), expected, true, &ablation);
   EXPECT_EQ(Verdict_Name(ablation.verdict()), "OK");
   EXPECT_EQ(ablation.evidence_size(), 2);  // trace_forged, trace_incomplete
+}
+
+// A real H100 trace of the lazy GEMM (cuBLAS does the work): relabelling the library's
+// kernels as the candidate's own in the file is what a forger would do; none of it is taken.
+TEST(TraceCheck, ARecordedTraceEditedInPlaceLosesTheEditedLines) {
+  const std::string name = source_path("tests/data/traces/matmul_bias_relu_lazy");
+  const std::string key_hex = read_text(name + ".key").substr(0, 32);
+  auto lines = trace_lines(name + ".jsonl");
+  auto honest = check_trace(lines, trace_key_from_hex(key_hex));
+  ASSERT_EQ(honest.rejected, 0);
+  EXPECT_LT(profile_of(honest).coverage(), 0.02);
+  int edited = 0;
+  for (auto& line : lines) {
+    auto at = line.find("\"generated\":false");
+    if (at != std::string::npos && line.find("\"phase\":\"train\"") != std::string::npos) {
+      line.replace(at, 18, "\"generated\":true");
+      ++edited;
+    }
+  }
+  ASSERT_GT(edited, 0);
+  auto forged = check_trace(lines, trace_key_from_hex(key_hex));
+  EXPECT_GE(forged.rejected, edited);
+  EXPECT_EQ(forged.first_rejected.find("the MAC does not match"), forged.first_rejected.find(": ") + 2);
+  // Unedited lines stay: still lazy, nowhere near the full coverage the edit claims (the
+  // dropped train-mode lines lift it a little), and the verdict is HACKED below anyway.
+  EXPECT_LT(profile_of(forged).coverage(), 0.1);
+  ExecResult r;
+  r.set_verdict(OK);
+  apply_trace_integrity(forged, expected_phase_calls(5, 5), false, &r);
+  EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED");
+  EXPECT_EQ(r.evidence(0).kind(), "trace_forged");
 }
 
 TEST(TraceCheck, ReadsKeysAsHex) {

@@ -13,6 +13,7 @@
 #include "actors/profiler.hpp"
 #include "cli/args.hpp"
 #include "gpu/executor/eval_defaults.hpp"
+#include "gpu/profiler/trace_check.hpp"
 #include "gpu/profiler/trace_profile.hpp"
 #include "messages/json.hpp"
 #include "pipeline/episode_store.hpp"
@@ -236,20 +237,6 @@ TEST(TraceProfile, NoOwnKernelInAModeIsHackedUnlessTheCheckIsOff) {
   EXPECT_EQ(no_trace.verdict(), OK);
 }
 
-TEST(TraceProfile, ReadsTraceLinesAndCountsBadOnes) {
-  std::string path = ::testing::TempDir() + "/trace.jsonl";
-  {
-    std::ofstream out(path);
-    out << R"({"name":"k","start_ns":1,"end_ns":2000001,"phase":"eval","generated":true,"grid":[4,1,1]})" << "\n";
-    out << "not json\n";
-  }
-  int bad = 0;
-  auto trace = read_trace(path, &bad);
-  ASSERT_EQ(trace.size(), 1u);
-  EXPECT_EQ(bad, 1);
-  EXPECT_DOUBLE_EQ(profile_from_trace(trace).phase_gpu_ms().at("eval"), 2.0);
-}
-
 TEST(TraceProfile, KernelsSpanningMoreThanTheTimedRegionAreHacked) {
   std::vector<KernelActivity> trace = {
       kernel("k", "train", true, 0, 1000), kernel("k", "eval", true, 0, 1000),
@@ -279,26 +266,40 @@ TEST(ProfilerActor, AnswersWithTheReportOfARecordedTrace) {
   caf::actor_system system{cfg};
   auto profiler = spawn_profiler(system);
   caf::scoped_actor self{system};
-  ProfileReport report;
-  self->request(profiler, std::chrono::seconds(30),
-                source_path("tests/data/traces/matmul_bias_relu_lazy.jsonl"))
-      .receive([&](const ProfileReport& r) { report = r; },
-               [&](const caf::error& e) { FAIL() << system.render(e); });
+  auto ask = [&](const std::string& key_hex) {
+    ProfileReport report;
+    self->request(profiler, std::chrono::seconds(30), source_path("tests/data/traces/matmul_bias_relu_lazy.jsonl"),
+                  key_hex)
+        .receive([&](const ProfileReport& r) { report = r; },
+                 [&](const caf::error& e) { FAIL() << system.render(e); });
+    return report;
+  };
+  ProfileReport report = ask(read_text(source_path("tests/data/traces/matmul_bias_relu_lazy.key")).substr(0, 32));
   EXPECT_EQ(report.evidence_source(), "cupti");
   EXPECT_GT(report.coverage(), 0.01);
   EXPECT_LT(report.coverage(), 0.02);
+  EXPECT_EQ(report.trace_lines_rejected(), 0);
+  EXPECT_TRUE(report.trace_ended());
+  ProfileReport wrong_key = ask("000102030405060708090a0b0c0d0e0f");  // nothing is taken
+  EXPECT_EQ(wrong_key.kernels_seen(), 0);
+  EXPECT_GT(wrong_key.trace_lines_rejected(), 400);
+  EXPECT_FALSE(wrong_key.trace_ended());
   self->send_exit(profiler, caf::exit_reason::user_shutdown);
 }
 
-// Traces recorded on an H100 by tests/profile_test (KGYM_TRACE_ARCHIVE), so CI checks the
-// profiler's logic on what the GPU really reported.
-ProfileReport recorded(const std::string& name) {
-  int bad = 0;
-  auto trace = read_trace(source_path("tests/data/traces/" + name + ".jsonl"), &bad);
-  EXPECT_EQ(bad, 0) << name;
-  EXPECT_GT(trace.size(), 400u) << name;
-  return profile_from_trace(trace);
+// Traces recorded on an H100 by tests/profile_test (KGYM_TRACE_ARCHIVE), with their keys,
+// so CI checks the trace's authentication and the profiler's logic on what the GPU reported.
+checked_trace recorded_trace(const std::string& name) {
+  auto key = read_text(source_path("tests/data/traces/" + name + ".key")).substr(0, 32);
+  auto trace = read_checked_trace(source_path("tests/data/traces/" + name + ".jsonl"), key);
+  EXPECT_EQ(trace.rejected, 0) << name << ": " << trace.first_rejected;
+  EXPECT_TRUE(trace.ended) << name;
+  EXPECT_EQ(phase_protocol(trace.phase_calls, expected_phase_calls(5, 5)), "complete") << name;
+  EXPECT_GT(trace.kernels.size(), 400u) << name;
+  return trace;
 }
+
+ProfileReport recorded(const std::string& name) { return profile_of(recorded_trace(name)); }
 
 TEST(TraceProfile, RecordedH100TracesSeparateFusedLazyAndForged) {
   EXPECT_DOUBLE_EQ(recorded("gelu_scale_residual_fused").coverage(), 1.0);
@@ -327,14 +328,13 @@ TEST(TraceProfile, RecordedH100TracesSeparateFusedLazyAndForged) {
 }
 
 TEST(TraceProfile, GeneratedKernelsMustBeNamedInTheCandidateSource) {
-  int bad = 0;
-  auto trace = read_trace(source_path("tests/data/traces/matmul_bias_relu_fused.jsonl"), &bad);
+  auto trace = recorded_trace("matmul_bias_relu_fused").kernels;
   std::string source = read_text(source_path("tasks/matmul_bias_relu/candidates/fused.py"));
   auto honest = trace;
   EXPECT_TRUE(unmark_generated_not_in_source(honest, source).empty());
   EXPECT_DOUBLE_EQ(profile_from_trace(honest).coverage(), 1.0);
   // A forged trace: the library's kernels relabelled as the candidate's own.
-  auto forged = read_trace(source_path("tests/data/traces/matmul_bias_relu_lazy.jsonl"), &bad);
+  auto forged = recorded_trace("matmul_bias_relu_lazy").kernels;
   for (auto& k : forged)
     k.set_generated(true);
   std::string lazy_source = read_text(source_path("tasks/matmul_bias_relu/candidates/lazy.py"));

@@ -280,7 +280,7 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
   // only its authenticated lines count (gpu/profiler/trace_check.hpp).
   if (!exit_info.trace_key().empty()) {
     const fs::path trace_file = workdir / "cupti.jsonl";
-    auto trace = check_trace(trace_lines(trace_file.string()), trace_key_from_hex(exit_info.trace_key()));
+    auto trace = read_checked_trace(trace_file.string(), exit_info.trace_key());
     auto unmarked = unmark_generated_not_in_source(trace.kernels, request.candidate().source());
     if (!unmarked.empty())
       add_evidence(&result, "generated_kernel_not_in_source",
@@ -289,7 +289,7 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
                    "cupti");
     apply_trace_integrity(trace, expected_phase_calls(opts.correctness_trials(), opts.traced_reps()),
                           opts.no_hacking_check(), &result);
-    apply_profile_verdict(profile_from_trace(trace.kernels), opts.no_hacking_check(), &result);
+    apply_profile_verdict(profile_of(trace), opts.no_hacking_check(), &result);
     if (!options_.trace_archive.empty())
       archive_trace(trace_file, exit_info.trace_key(), options_.trace_archive, request.request_id());
   }

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "gpu/cupti/trace_mac.hpp"
+#include "gpu/profiler/trace_profile.hpp"
 #include "messages/evidence.hpp"
 #include "messages/json.hpp"
 
@@ -84,6 +85,17 @@ std::string trace_key_from_hex(const std::string& hex) {
     bytes.push_back(static_cast<char>(hi * 16 + lo));
   }
   return bytes;
+}
+
+checked_trace read_checked_trace(const std::string& path, const std::string& key_hex) {
+  return check_trace(trace_lines(path), trace_key_from_hex(key_hex));
+}
+
+ProfileReport profile_of(const checked_trace& trace) {
+  ProfileReport report = profile_from_trace(trace.kernels);
+  report.set_trace_lines_rejected(trace.rejected);
+  report.set_trace_ended(trace.ended);
+  return report;
 }
 
 std::vector<std::string> expected_phase_calls(int trials, int traced_reps) {

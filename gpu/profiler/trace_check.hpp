@@ -30,6 +30,12 @@ std::vector<std::string> trace_lines(const std::string& path);
 // Bytes from hex ("" when it is not hex of the right length).
 std::string trace_key_from_hex(const std::string& hex);
 
+// The trace file at `path`, checked under the key (hex).
+checked_trace read_checked_trace(const std::string& path, const std::string& key_hex);
+
+// The ProfileReport of the authenticated kernels, with the trace's integrity in it.
+ProfileReport profile_of(const checked_trace& trace);
+
 // The harness's phase calls for a whole GPU evaluation (evaluate.py, zygote.py): per
 // correctness trial reference, train, checks, eval, checks; "untraced" for the timing; per
 // traced rep timed:<i>, checks; "untraced" before the trace ends.

@@ -6,7 +6,6 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 
 #include "messages/evidence.hpp"
@@ -21,22 +20,6 @@ double gpu_ms(const KernelActivity& k) { return k.end_ns() > k.start_ns() ? (k.e
 bool candidate_phase(const std::string& phase) { return phase == "train" || phase == "eval"; }
 
 }  // namespace
-
-std::vector<KernelActivity> read_trace(const std::string& path, int* bad_lines) {
-  std::vector<KernelActivity> kernels;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty())
-      continue;
-    KernelActivity k;
-    if (from_json(line, &k).empty())
-      kernels.push_back(std::move(k));
-    else if (bad_lines)
-      ++*bad_lines;
-  }
-  return kernels;
-}
 
 ProfileReport profile_from_trace(const std::vector<KernelActivity>& kernels, int top) {
   ProfileReport report;

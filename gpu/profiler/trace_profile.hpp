@@ -8,15 +8,11 @@
 
 namespace kgym {
 
-// Reads a trace file (one KernelActivity per line, JSON). Lines that do not parse are
-// counted in `bad_lines` and skipped. A missing file gives an empty trace.
-std::vector<KernelActivity> read_trace(const std::string& path, int* bad_lines);
-
 // A cross-check of the trace against the candidate's source: a kernel the trace marks as
 // generated must be named in that source (a Triton kernel's name is its Python function's;
 // a C++ kernel's demangled name is its function's). Kernels that are not lose the mark; their
-// names are returned. The trace is written inside the candidate's process, so this and the
-// timing cross-check are what make forging it pay little, not what make it impossible.
+// names are returned. (Lines are authenticated, gpu/profiler/trace_check; this still holds a
+// candidate that could read the key out of the library's memory to the kernels it wrote.)
 std::vector<std::string> unmark_generated_not_in_source(std::vector<KernelActivity>& kernels,
                                                         const std::string& candidate_source);
 
