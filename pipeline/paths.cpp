@@ -25,15 +25,23 @@ std::string sandbox_dir() { return (fs::path(kgym_home()) / "gpu" / "sandbox").s
 
 std::string builtin_tasks_dir() { return (fs::path(kgym_home()) / "tasks").string(); }
 
-std::string cupti_library() {
-  if (const char* lib = std::getenv("KGYM_CUPTI_LIB"); lib && *lib)
+namespace {
+
+std::string built_library(const char* env, const std::string& file) {
+  if (const char* lib = std::getenv(env); lib && *lib)
     return lib;
   std::error_code ec;
   fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
-  for (const auto& candidate : {dir / "libkgym_cupti.so", dir.parent_path() / "libkgym_cupti.so"})
+  for (const auto& candidate : {dir / file, dir.parent_path() / file})
     if (fs::exists(candidate))
       return fs::canonical(candidate, ec).string();
   return {};
 }
+
+}  // namespace
+
+std::string cupti_library() { return built_library("KGYM_CUPTI_LIB", "libkgym_cupti.so"); }
+
+std::string trace_library() { return built_library("KGYM_TRACE_LIB", "libkgym_trace.so"); }
 
 }  // namespace kgym

@@ -13,5 +13,7 @@ std::string builtin_tasks_dir();
 // gpu/cupti's injection library: $KGYM_CUPTI_LIB, else next to (or one above) the running
 // binary, as a build leaves it. Empty when there is none.
 std::string cupti_library();
+// gpu/trace's CPU library, found the same way ($KGYM_TRACE_LIB).
+std::string trace_library();
 
 }  // namespace kgym

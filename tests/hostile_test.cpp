@@ -55,9 +55,9 @@ const hostile_case cases[] = {
     // CPU mode only (the GPU run filters it out): there the cost model's pass is profiled.
     {"dodges_profiler", HACKED, "profiled_pass_differs"},
     {"illegal_memory_access", CUDA_ERROR, "", true},
-    // The authenticated CUPTI trace (GPU only: CPU mode has no trace, and a result frame
-    // written by the candidate itself is not caught there).
-    {"forges_result", HACKED, "trace_incomplete", true},
+    // The authenticated trace: phase calls and the end record on either device, kernels on
+    // the GPU (CUPTI).
+    {"forges_result", HACKED, "trace_incomplete"},
     {"forges_trace", HACKED, "trace_forged", true},
     {"sets_phase", HACKED, "phase_sequence", true},
 };
@@ -70,6 +70,7 @@ sandbox_evaluator& evaluator() {
     options.launch.python = python();
     options.launch.sandbox_dir = source_path("gpu/sandbox");
     options.launch.cupti_library = cupti_library();
+    options.launch.trace_library = trace_library();
     return std::make_unique<sandbox_evaluator>(options);
   }();
   return *shared;

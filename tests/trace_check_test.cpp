@@ -3,7 +3,7 @@
 // and what each does to a result.
 #include <gtest/gtest.h>
 
-#include "gpu/cupti/trace_mac.hpp"
+#include "gpu/trace/trace_mac.hpp"
 #include "gpu/profiler/trace_check.hpp"
 #include "tests/test_support.hpp"
 

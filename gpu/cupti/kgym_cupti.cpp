@@ -11,21 +11,20 @@
 // through the runtime from a .so under that directory). Kernels are matched to their launch
 // by CUPTI's correlation id; the cbid in the trace is the launch call's (+100000: runtime).
 //
-// Control (called by the sandbox through ctypes): kgym_cupti_set_phase(name) labels the
-// launches that follow; kgym_cupti_flush() writes every finished record to the trace file
-// (KGYM_CUPTI_TRACE); kgym_cupti_finish() flushes, writes the end record and stops writing.
-// Launch attribution costs a stack walk per launch, so the sandbox turns it off (phase
-// "untraced") around timed repetitions.
+// Control (called by the sandbox through ctypes, the same calls as gpu/trace's CPU library):
+// kgym_trace_set_phase(name) labels the launches that follow and is itself recorded;
+// kgym_trace_finish() flushes every record and writes the end record. Launch attribution
+// costs a stack walk per launch, so the sandbox turns it off (phase "untraced") around timed
+// repetitions.
 //
-// The trace is authenticated: each line is "<MAC> <TraceRecord JSON>" with a sequence number,
-// under a key read at CUDA initialisation from the pipe KGYM_CUPTI_KEY_FD. That happens before
-// the candidate's code exists; the key then lives only in this library's memory (never in a
-// Python object), and the executor, which got it from the zygote, checks every line, the
-// order, the end record and the phase calls (gpu/profiler/trace_check).
+// The trace is authenticated (gpu/trace/trace_writer): each line is "<MAC> <TraceRecord
+// JSON>" with a sequence number, under a key read at CUDA initialisation from a pipe. That
+// happens before the candidate's code exists; the key then lives only in this library's
+// memory (never in a Python object), and the executor, which got it from the zygote, checks
+// every line, the order, the end record and the phase calls (gpu/profiler/trace_check).
 #include <cupti.h>
 #include <dlfcn.h>
 #include <execinfo.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -37,7 +36,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "gpu/cupti/trace_mac.hpp"
+#include "gpu/trace/trace_writer.hpp"
 
 namespace {
 
@@ -52,10 +51,6 @@ std::mutex mutex;
 std::unordered_map<uint32_t, launch_info> launches;  // by correlation id
 std::string phase = "untraced";
 std::string generated_root;
-int trace_fd = -1;
-uint8_t trace_key[kgym::trace_key_bytes];
-uint64_t next_seq = 0;  // records written so far
-bool finished = false;  // the end record is written: nothing more is
 CUpti_SubscriberHandle subscriber;
 
 bool is_cuda_internal(const char* path) {
@@ -117,56 +112,6 @@ void CUPTIAPI on_launch(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbi
   launches[data->correlationId] = std::move(info);
 }
 
-void json_string(std::string& out, const char* text) {
-  out += '"';
-  for (const char* p = text ? text : ""; *p; ++p) {
-    unsigned char c = static_cast<unsigned char>(*p);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char esc[8];
-      std::snprintf(esc, sizeof esc, "\\u%04x", c);
-      out += esc;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  out += '"';
-}
-
-void write_all(const std::string& text) {
-  const char* p = text.data();
-  size_t left = text.size();
-  while (left > 0 && trace_fd >= 0) {
-    ssize_t n = ::write(trace_fd, p, left);
-    if (n <= 0)
-      return;
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-}
-
-// One record, with its sequence number and MAC; the caller holds `mutex`.
-void emit(const std::string& body) {
-  if (finished || trace_fd < 0)
-    return;
-  std::string record = "{\"seq\":" + std::to_string(next_seq++) + "," + body + "}";
-  write_all(kgym::trace_mac_hex(trace_key, record) + " " + record + "\n");
-}
-
-bool read_key(int fd) {
-  size_t got = 0;
-  while (got < sizeof trace_key) {
-    ssize_t n = ::read(fd, trace_key + got, sizeof trace_key - got);
-    if (n <= 0)
-      break;
-    got += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  return got == sizeof trace_key;
-}
-
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *size = 8 << 20;
   *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, *size));
@@ -192,13 +137,13 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
     std::string body = "\"kernel\":{";
     body += numbers;
     body += "\"name\":";
-    json_string(body, k->name);
+    kgym::trace_writer::append_json_string(body, k->name);
     body += ",\"phase\":";
-    json_string(body, it == launches.end() ? "untraced" : it->second.phase.c_str());
+    kgym::trace_writer::append_json_string(body, it == launches.end() ? "untraced" : it->second.phase.c_str());
     body += ",\"launcher\":";
-    json_string(body, it == launches.end() ? "" : it->second.launcher.c_str());
+    kgym::trace_writer::append_json_string(body, it == launches.end() ? "" : it->second.launcher.c_str());
     body += "}";
-    emit(body);
+    kgym::trace_writer::emit(body);
     if (it != launches.end())
       launches.erase(it);
   }
@@ -210,50 +155,31 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 extern "C" {
 
 // "untraced" also stops callbacks and activity records: timed repetitions pay no tracing cost.
-__attribute__((visibility("default"))) void kgym_cupti_set_phase(const char* name) {
+__attribute__((visibility("default"))) void kgym_trace_set_phase(const char* name) {
   std::string next = name ? name : "untraced";
   bool was_traced, now_traced = next != "untraced";
   {
     std::lock_guard<std::mutex> lock(mutex);
     was_traced = phase != "untraced";
     phase = next;
-    std::string body = "\"phase\":";
-    json_string(body, next.c_str());
-    emit(body);  // every call, in order: the executor knows the harness's calls
+    kgym::trace_writer::record_phase(next);  // every call, in order: the executor knows the harness's
     traced.store(now_traced);
   }
   if (now_traced != was_traced)
     set_tracing(now_traced);
 }
 
-__attribute__((visibility("default"))) int kgym_cupti_flush() {
+// The harness's last call: every record flushed, then the end record.
+__attribute__((visibility("default"))) int kgym_trace_finish() {
   cuptiActivityFlushAll(1);
-  return trace_fd >= 0 ? 0 : -1;
-}
-
-// The harness's last call: every record flushed, then the end record; later calls of any
-// kind write nothing, so whatever follows the end record in the file was not written here.
-__attribute__((visibility("default"))) int kgym_cupti_finish() {
-  cuptiActivityFlushAll(1);
-  std::lock_guard<std::mutex> lock(mutex);
-  if (finished || trace_fd < 0)
-    return -1;
-  emit("\"end\":{\"records\":" + std::to_string(next_seq) + "}");
-  finished = true;
-  ::close(trace_fd);
-  trace_fd = -1;
-  return 0;
+  return kgym::trace_writer::finish();
 }
 
 __attribute__((visibility("default"))) int InitializeInjection(void) {
   if (const char* root = std::getenv("KGYM_CUPTI_GENERATED_ROOT"))
     generated_root = root;
-  // No key, no trace: an unauthenticated trace would be worth nothing to the executor.
-  const char* key_fd = std::getenv("KGYM_CUPTI_KEY_FD");
-  const char* path = std::getenv("KGYM_CUPTI_TRACE");
-  if (key_fd && path && read_key(std::atoi(key_fd)))
-    trace_fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  // Callbacks and activity records start with the first traced phase (kgym_cupti_set_phase).
+  kgym::trace_writer::start_from_environment();
+  // Callbacks and activity records start with the first traced phase (kgym_trace_set_phase).
   if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS ||
       cuptiSubscribe(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_launch), nullptr) != CUPTI_SUCCESS)
     return 0;

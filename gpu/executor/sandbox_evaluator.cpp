@@ -276,10 +276,12 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
   if (exit_info.swept() > 0)
     add_evidence(&result, "leftover_processes",
                  std::to_string(exit_info.swept()) + " processes outlived the evaluation and were killed", "executor");
-  // The CUPTI trace is read here, outside the candidate's process, after it has exited, and
-  // only its authenticated lines count (gpu/profiler/trace_check.hpp).
+  // The trace is read here, outside the candidate's process, after it has exited, and only
+  // its authenticated lines count (gpu/profiler/trace_check.hpp). On the CPU it holds the
+  // phase calls only (the profile there comes from the interpreter's launch record).
   if (!exit_info.trace_key().empty()) {
-    const fs::path trace_file = workdir / "cupti.jsonl";
+    const bool cuda = request.device() == CUDA;
+    const fs::path trace_file = workdir / "trace.jsonl";
     auto trace = read_checked_trace(trace_file.string(), exit_info.trace_key());
     auto unmarked = unmark_generated_not_in_source(trace.kernels, request.candidate().source());
     if (!unmarked.empty())
@@ -287,9 +289,10 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
                    "the trace calls kernels generated that the candidate's source does not name: " + unmarked.front() +
                        (unmarked.size() > 1 ? " and " + std::to_string(unmarked.size() - 1) + " more" : ""),
                    "cupti");
-    apply_trace_integrity(trace, expected_phase_calls(opts.correctness_trials(), opts.traced_reps()),
+    apply_trace_integrity(trace, expected_phase_calls(opts.correctness_trials(), cuda ? opts.traced_reps() : 0),
                           opts.no_hacking_check(), &result);
-    apply_profile_verdict(profile_of(trace), opts.no_hacking_check(), &result);
+    if (cuda)
+      apply_profile_verdict(profile_of(trace), opts.no_hacking_check(), &result);
     if (!options_.trace_archive.empty())
       archive_trace(trace_file, exit_info.trace_key(), options_.trace_archive, request.request_id());
   }

@@ -47,7 +47,7 @@ std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready*
   std::vector<std::string> env_store;
   for (char** e = environ; *e; ++e)
     if (std::strncmp(*e, "PYTHONPATH=", 11) != 0 && std::strncmp(*e, "CUDA_INJECTION64_PATH=", 22) != 0 &&
-        std::strncmp(*e, "KGYM_CUPTI_LIB=", 15) != 0 &&
+        std::strncmp(*e, "KGYM_CUPTI_LIB=", 15) != 0 && std::strncmp(*e, "KGYM_TRACE_LIB=", 15) != 0 &&
         !(launch_.gpu >= 0 && std::strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) == 0))
       env_store.emplace_back(*e);
   if (launch_.device == CUDA && launch_.gpu >= 0)
@@ -55,6 +55,8 @@ std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready*
   env_store.push_back(pythonpath);
   if (launch_.device == CUDA && !launch_.cupti_library.empty())
     env_store.push_back("KGYM_CUPTI_LIB=" + launch_.cupti_library);
+  if (launch_.device == CPU && !launch_.trace_library.empty())
+    env_store.push_back("KGYM_TRACE_LIB=" + launch_.trace_library);
   env_store.push_back("PYTHONUNBUFFERED=1");
   env_store.push_back("PYTHONDONTWRITEBYTECODE=1");
   std::vector<char*> envp;

@@ -17,6 +17,7 @@ struct sandbox_launch {
   Device device = CPU;
   std::string log_path;     // the zygote's own stderr goes here
   std::string cupti_library;  // gpu/cupti's injection library (CUDA only; empty: none)
+  std::string trace_library;  // gpu/trace's library (CPU only: phase calls, no kernels; empty: none)
   int gpu = -1;               // CUDA only: the one GPU this sandbox sees (-1: as inherited)
 };
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <fstream>
 
-#include "gpu/cupti/trace_mac.hpp"
+#include "gpu/trace/trace_mac.hpp"
 #include "gpu/profiler/trace_profile.hpp"
 #include "messages/evidence.hpp"
 #include "messages/json.hpp"

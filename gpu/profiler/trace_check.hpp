@@ -36,9 +36,9 @@ checked_trace read_checked_trace(const std::string& path, const std::string& key
 // The ProfileReport of the authenticated kernels, with the trace's integrity in it.
 ProfileReport profile_of(const checked_trace& trace);
 
-// The harness's phase calls for a whole GPU evaluation (evaluate.py, zygote.py): per
-// correctness trial reference, train, checks, eval, checks; "untraced" for the timing; per
-// traced rep timed:<i>, checks; "untraced" before the trace ends.
+// The harness's phase calls for a whole evaluation (evaluate.py, zygote.py): per correctness
+// trial reference, train, checks, eval, checks; "untraced" for the timing; per traced rep
+// timed:<i>, checks (GPU only: none on the CPU); "untraced" before the trace ends.
 std::vector<std::string> expected_phase_calls(int trials, int traced_reps);
 
 // How the recorded calls relate to the protocol: "complete" (all of it), "partial" (a

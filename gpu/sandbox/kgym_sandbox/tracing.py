@@ -1,32 +1,42 @@
-"""Talks to gpu/cupti's injection library, when the executor injected it: labels what runs
-next with a phase, turns tracing off around timed repetitions, ends the trace."""
+"""Talks to the trace library the executor named: on the GPU gpu/cupti's injection library
+(every kernel, its phase, its launcher), on the CPU gpu/trace's (the phase calls only). Both
+authenticate each record under a key they read from a pipe before the candidate's code
+exists; this process never reads it."""
 import ctypes
 import os
 
-TRACE_FILE = "cupti.jsonl"
+TRACE_FILE = "trace.jsonl"
 
 
-def inject(workdir: str, key_fd: int) -> None:
-    """Before CUDA starts in this process: have the driver load the library, which reads the
-    trace's key from `key_fd` when CUDA initialises (this process never reads it)."""
-    library = os.environ.get("KGYM_CUPTI_LIB")
-    if library:
-        os.environ["CUDA_INJECTION64_PATH"] = library
-        os.environ["KGYM_CUPTI_TRACE"] = os.path.join(workdir, TRACE_FILE)
+def traced(device: str) -> bool:
+    """Whether this evaluation gets a trace (and so a key)."""
+    return bool(os.environ.get("KGYM_CUPTI_LIB" if device == "cuda" else "KGYM_TRACE_LIB"))
+
+
+def start(workdir: str, key_fd: int, device: str) -> None:
+    """Before the candidate's code: on the GPU, before CUDA starts, have the driver load the
+    injection library (it reads the key when CUDA initialises); on the CPU, load the trace
+    library and have it read the key now."""
+    os.environ["KGYM_TRACE_FILE"] = os.path.join(workdir, TRACE_FILE)
+    os.environ["KGYM_TRACE_KEY_FD"] = str(key_fd)
+    if device == "cuda":
+        os.environ["CUDA_INJECTION64_PATH"] = os.environ["KGYM_CUPTI_LIB"]
         os.environ["KGYM_CUPTI_GENERATED_ROOT"] = workdir
-        os.environ["KGYM_CUPTI_KEY_FD"] = str(key_fd)
+    elif ctypes.CDLL(os.environ["KGYM_TRACE_LIB"]).kgym_trace_start() != 0:
+        raise RuntimeError("the trace library could not read its key or open its file")
 
 
 class Tracer:
-    def __init__(self):
-        library = os.environ.get("CUDA_INJECTION64_PATH")
-        self.library = ctypes.CDLL(library) if library else None
+    def __init__(self, device: str):
+        library = os.environ.get("KGYM_CUPTI_LIB" if device == "cuda" else "KGYM_TRACE_LIB")
+        self.library = ctypes.CDLL(library) if library else None  # already loaded: the same one
+        self.device = device
 
     def phase(self, name: str) -> None:
         if self.library:
-            self.library.kgym_cupti_set_phase(name.encode())
+            self.library.kgym_trace_set_phase(name.encode())
 
     def finish(self) -> None:
         """Flushes every record and writes the end record; the trace takes nothing after."""
         if self.library:
-            self.library.kgym_cupti_finish()
+            self.library.kgym_trace_finish()

@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 
-from . import protocol
+from . import protocol, tracing
 
 PR_SET_CHILD_SUBREAPER = 36
 MAX_RELAY_BYTES = 16 << 20  # a candidate flooding the result pipe is cut off here
@@ -86,7 +86,7 @@ class Standby:
         self.workdir = workdir
         command_r, self.command_w = os.pipe()
         self.result_r, result_w = os.pipe()
-        traced = device == "cuda" and bool(os.environ.get("KGYM_CUPTI_LIB"))
+        traced = tracing.traced(device)
         key_r, key_w = os.pipe() if traced else (-1, -1)
         self.pid = os.fork()
         if self.pid == 0:
@@ -179,8 +179,9 @@ def standby_main(workdir: str, command_fd: int, result_fd: int, recorder, device
         started = time.perf_counter()
         granted, workdir = isolation.confine(workdir)
         seconds["confine"] = time.perf_counter() - started
+        if key_fd >= 0:
+            tracing.start(workdir, key_fd, device)
         if device == "cuda":
-            tracing.inject(workdir, key_fd)
             warm_cuda(lock_fd, seconds)
     except BaseException as exc:  # reported once the request arrives; never run half-confined
         confine_error = exc
@@ -203,7 +204,7 @@ def standby_main(workdir: str, command_fd: int, result_fd: int, recorder, device
         if device == "cuda":
             import torch
             result["device_name"] = torch.cuda.get_device_name()
-        tracer = tracing.Tracer()
+        tracer = tracing.Tracer(device)
         try:
             evaluate.evaluate(request, workdir, recorder, phase, result, lambda: wait_for_quiet_gpu(lock_fd), tracer)
         finally:

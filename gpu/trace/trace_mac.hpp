@@ -1,6 +1,6 @@
-// The authentication of CUPTI trace lines: SipHash-2-4 (Aumasson and Bernstein), a keyed
-// 64-bit MAC, under a 16-byte key that only the injection library (inside the sandbox) and
-// the executor (outside it) hold. Header-only: the library and the executor share it.
+// The authentication of trace lines: SipHash-2-4 (Aumasson and Bernstein), a keyed 64-bit
+// MAC, under a 16-byte key that only the trace writer (inside the sandbox, gpu/trace) and the
+// executor (outside it) hold. Header-only: both share it.
 #pragma once
 
 #include <cstddef>

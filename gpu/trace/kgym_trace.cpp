@@ -1,0 +1,20 @@
+// libkgym_trace: the authenticated trace without CUDA, for CPU evaluations. It holds the
+// harness's phase calls and the end record (no kernels: the CPU mode's evidence of what ran
+// is the interpreter's launch record), so the executor can tell a finished evaluation from a
+// result frame the candidate wrote itself. Loaded by the sandbox (ctypes) before the
+// candidate's code; the CUPTI library (gpu/cupti) exports the same calls on the GPU.
+#include "gpu/trace/trace_writer.hpp"
+
+extern "C" {
+
+__attribute__((visibility("default"))) int kgym_trace_start() {
+  return kgym::trace_writer::start_from_environment() ? 0 : -1;
+}
+
+__attribute__((visibility("default"))) void kgym_trace_set_phase(const char* name) {
+  kgym::trace_writer::record_phase(name ? name : "untraced");
+}
+
+__attribute__((visibility("default"))) int kgym_trace_finish() { return kgym::trace_writer::finish(); }
+
+}  // extern "C"
