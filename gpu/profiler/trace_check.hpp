@@ -12,7 +12,7 @@ namespace kgym {
 // What an authenticated trace holds, and what in it was not written by the library.
 struct checked_trace {
   std::vector<KernelActivity> kernels;   // from authenticated lines only
-  std::vector<std::string> phase_calls;  // kgym_cupti_set_phase calls, in order
+  std::vector<std::string> phase_calls;  // kgym_trace_set_phase calls, in order
   bool ended = false;                    // the end record came, with the right count
   int lines = 0;                         // non-empty lines read
   int rejected = 0;                      // lines not taken: bad MAC, wrong place, after the end
