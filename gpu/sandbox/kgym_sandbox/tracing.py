@@ -10,7 +10,19 @@ TRACE_FILE = "trace.jsonl"
 
 def traced(device: str) -> bool:
     """Whether this evaluation gets a trace (and so a key)."""
-    return bool(os.environ.get("KGYM_CUPTI_LIB" if device == "cuda" else "KGYM_TRACE_LIB"))
+    return bool(library_path(device))
+
+
+def library_path(device: str) -> str:
+    return os.environ.get("KGYM_CUPTI_LIB" if device == "cuda" else "KGYM_TRACE_LIB", "")
+
+
+def preload(device: str) -> None:
+    """Before confinement: the library may live where the sandbox's private /tmp hides it
+    (a build under /tmp). Loaded now, later loads of the same path (the CUDA driver's, the
+    Tracer's) find it already there."""
+    if library_path(device):
+        ctypes.CDLL(library_path(device))
 
 
 def start(workdir: str, key_fd: int, device: str) -> None:
@@ -28,7 +40,7 @@ def start(workdir: str, key_fd: int, device: str) -> None:
 
 class Tracer:
     def __init__(self, device: str):
-        library = os.environ.get("KGYM_CUPTI_LIB" if device == "cuda" else "KGYM_TRACE_LIB")
+        library = library_path(device)
         self.library = ctypes.CDLL(library) if library else None  # already loaded: the same one
         self.device = device
 

@@ -177,6 +177,8 @@ def standby_main(workdir: str, command_fd: int, result_fd: int, recorder, device
     seconds, granted, confine_error = {}, [], None
     try:
         started = time.perf_counter()
+        if key_fd >= 0:
+            tracing.preload(device)
         granted, workdir = isolation.confine(workdir)
         seconds["confine"] = time.perf_counter() - started
         if key_fd >= 0:
