@@ -72,7 +72,7 @@ TEST(TraceCheck, RejectsWhatTheLibraryDidNotWrite) {
   forged.replace(forged.find("true"), 4, "TRUE");
   auto edited = check_trace({lines[0], forged, lines[2], lines[3]}, key);
   EXPECT_EQ(edited.rejected, 2);  // the forged line, and the record it replaced missing
-  EXPECT_EQ(edited.first_rejected, "line 2: the MAC does not match (not written by the CUPTI library)");
+  EXPECT_EQ(edited.first_rejected, "line 2: the MAC does not match (not written by the trace writer)");
   EXPECT_TRUE(edited.kernels.empty());
   // A line with no MAC, one signed with another key, one that is not a record.
   auto inserted = check_trace({lines[0], kernel_record(1, "train", true), lines[1], lines[2], lines[3]}, key);
@@ -139,7 +139,7 @@ checked_trace trace_with(std::vector<std::string> calls, bool ended, int rejecte
   t.ended = ended;
   t.rejected = rejected;
   t.lines = 10;
-  t.first_rejected = rejected ? "line 3: the MAC does not match (not written by the CUPTI library)" : "";
+  t.first_rejected = rejected ? "line 3: the MAC does not match (not written by the trace writer)" : "";
   return t;
 }
 
@@ -181,7 +181,7 @@ TEST(TraceCheck, JudgesResultsByTheirTrace) {
   ASSERT_EQ(forged.evidence_size(), 1);
   EXPECT_EQ(forged.evidence(0).kind(), "trace_forged");
   EXPECT_EQ(forged.evidence(0).detail(),
-            "2 of 10 trace lines rejected; line 3: the MAC does not match (not written by the CUPTI library)");
+            "2 of 10 trace lines rejected; line 3: the MAC does not match (not written by the trace writer)");
 
   // The ablation keeps the evidence and the verdict.
   auto ablation = result_with(OK);

@@ -162,7 +162,7 @@ __attribute__((visibility("default"))) void kgym_trace_set_phase(const char* nam
     std::lock_guard<std::mutex> lock(mutex);
     was_traced = phase != "untraced";
     phase = next;
-    kgym::trace_writer::record_phase(next);  // every call, in order: the executor knows the harness's
+    kgym::trace_writer::record_phase(next);  // every call, in order: the executor checks the protocol
     traced.store(now_traced);
   }
   if (now_traced != was_traced)

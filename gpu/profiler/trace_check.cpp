@@ -1,6 +1,5 @@
 #include "gpu/profiler/trace_check.hpp"
 
-#include <algorithm>
 #include <fstream>
 
 #include "gpu/trace/trace_mac.hpp"
@@ -11,6 +10,14 @@
 namespace kgym {
 
 namespace {
+
+// How many calls agree with the protocol from the start.
+size_t common_prefix(const std::vector<std::string>& calls, const std::vector<std::string>& expected) {
+  size_t at = 0;
+  while (at < calls.size() && at < expected.size() && calls[at] == expected[at])
+    ++at;
+  return at;
+}
 
 void reject(checked_trace& trace, int line, const std::string& why) {
   if (trace.rejected++ == 0)
@@ -36,7 +43,7 @@ checked_trace check_trace(const std::vector<std::string>& lines, const std::stri
     }
     std::string record = line.substr(17);
     if (trace_mac_hex(key_bytes, record) != line.substr(0, 16)) {
-      reject(trace, number, "the MAC does not match (not written by the CUPTI library)");
+      reject(trace, number, "the MAC does not match (not written by the trace writer)");
       continue;
     }
     TraceRecord r;
@@ -112,11 +119,9 @@ std::vector<std::string> expected_phase_calls(int trials, int traced_reps) {
 std::string phase_protocol(const std::vector<std::string>& calls, const std::vector<std::string>& expected) {
   if (calls == expected)
     return "complete";
-  auto is_prefix = [&](size_t n) {
-    return n <= expected.size() && std::equal(calls.begin(), calls.begin() + static_cast<long>(n), expected.begin());
-  };
+  const size_t same = common_prefix(calls, expected);
   bool closed_early = !calls.empty() && calls.size() <= expected.size() && calls.back() == "untraced";
-  if (is_prefix(calls.size()) || (closed_early && is_prefix(calls.size() - 1)))
+  if (same == calls.size() || (closed_early && same + 1 >= calls.size()))
     return "partial";
   return "deviates";
 }
@@ -132,11 +137,9 @@ void apply_trace_integrity(const checked_trace& trace, const std::vector<std::st
     hack("trace_forged",
          std::to_string(trace.rejected) + " of " + std::to_string(trace.lines) + " trace lines rejected; " +
              trace.first_rejected,
-         "the CUPTI trace holds lines the library did not write");
+         "the trace holds lines the trace writer did not write");
   std::string protocol = phase_protocol(trace.phase_calls, expected);
-  size_t at = 0;
-  while (at < trace.phase_calls.size() && at < expected.size() && trace.phase_calls[at] == expected[at])
-    ++at;
+  const size_t at = common_prefix(trace.phase_calls, expected);
   if (protocol == "deviates")
     hack("phase_sequence",
          "phase call " + std::to_string(at + 1) + " was '" +

@@ -32,9 +32,9 @@ def start(workdir: str, key_fd: int, device: str) -> None:
     os.environ["KGYM_TRACE_FILE"] = os.path.join(workdir, TRACE_FILE)
     os.environ["KGYM_TRACE_KEY_FD"] = str(key_fd)
     if device == "cuda":
-        os.environ["CUDA_INJECTION64_PATH"] = os.environ["KGYM_CUPTI_LIB"]
+        os.environ["CUDA_INJECTION64_PATH"] = library_path(device)
         os.environ["KGYM_CUPTI_GENERATED_ROOT"] = workdir
-    elif ctypes.CDLL(os.environ["KGYM_TRACE_LIB"]).kgym_trace_start() != 0:
+    elif ctypes.CDLL(library_path(device)).kgym_trace_start() != 0:
         raise RuntimeError("the trace library could not read its key or open its file")
 
 
@@ -42,7 +42,6 @@ class Tracer:
     def __init__(self, device: str):
         library = library_path(device)
         self.library = ctypes.CDLL(library) if library else None  # already loaded: the same one
-        self.device = device
 
     def phase(self, name: str) -> None:
         if self.library:

@@ -99,7 +99,7 @@ class Standby:
         os.close(command_r)
         os.close(result_w)
         # The trace's key is made after the fork, so no copy of it exists in the child's
-        # memory; the CUPTI library reads it from the pipe when CUDA starts there.
+        # memory; the trace writer reads it from the pipe (tracing.start) before the candidate loads.
         self.trace_key = ""
         if traced:
             os.close(key_r)
@@ -167,7 +167,7 @@ def standby_main(workdir: str, command_fd: int, result_fd: int, recorder, device
                  key_fd: int) -> None:
     """In the forked process: confine, warm up, wait for the request, evaluate, send one
     result, exit without cleanup."""
-    from . import evaluate, isolation, tracing
+    from . import evaluate, isolation
     log_fd = os.open(os.path.join(workdir, "sandbox.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
