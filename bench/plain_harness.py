@@ -21,7 +21,7 @@ def main():
         os.environ["TRITON_INTERPRET"] = "1"
     started = time.perf_counter()
     import torch  # noqa: F401
-    from kgym_sandbox import evaluate, launches
+    from kgym_sandbox import evaluate, launches, local_candidate
     recorder = launches.install(interpreted=args.device == "cpu")
     imported = time.perf_counter() - started
     for task_dir, candidate_file in json.load(open(args.pairs)):
@@ -35,7 +35,8 @@ def main():
         result, t0 = {}, time.perf_counter()
         with tempfile.TemporaryDirectory() as workdir:
             try:
-                evaluate.evaluate(request, workdir, recorder, lambda name: None, result)
+                candidate = local_candidate.LocalCandidate(args.device, request["candidate"]["source"], workdir, recorder)
+                evaluate.evaluate(request, workdir, candidate, lambda name: None, result)
             except evaluate.Failure as failure:
                 result["verdict"] = failure.verdict
             except Exception as exc:  # an in-process harness has no better answer than this

@@ -24,6 +24,9 @@ struct hostile_case {
   Verdict expected;
   const char* evidence;  // an Evidence.kind the result must carry ("a|b": either), or ""
   bool gpu_only = false;
+  // For a correct candidate that attacks the timing: its speedup must stay below this (the
+  // honest fused candidate measures about 3x on an H100, far below 1x in the CPU's interpreter).
+  double max_speedup = 0;
 };
 
 void PrintTo(const hostile_case& c, std::ostream* os) { *os << c.name; }
@@ -57,9 +60,28 @@ const hostile_case cases[] = {
     {"illegal_memory_access", CUDA_ERROR, "", true},
     // The authenticated trace: phase calls and the end record on either device, kernels on
     // the GPU (CUPTI).
-    {"forges_result", HACKED, "trace_incomplete"},
+    // The candidate process holds no pipe to the executor any more: the result it forges
+    // reaches nobody, and it just exits in the middle of a call.
+    {"forges_result", CRASHED, ""},
     {"forges_trace", HACKED, "trace_forged", true},
     {"sets_phase", HACKED, "phase_sequence"},
+    // The judge in a process of its own: the candidate cannot reach the inputs, the
+    // reference, the comparison, the options, the clocks or the result channel.
+    {"patches_randn", INCORRECT, ""},
+    {"patches_get_inputs", INCORRECT, ""},
+    {"patches_reference_op", INCORRECT, ""},
+    {"slows_reference", OK, "", false, 6.0},
+    {"walks_frames", INCORRECT, ""},
+    {"fakes_clock", OK, "", false, 6.0},
+    // On the CPU the cost model's profiled pass (after the trials) may see the wrong output first.
+    {"garbage_when_timed", HACKED, "wrong_output_when_timed|profiled_pass_differs"},
+    {"zeroes_input_when_timed", HACKED, "wrong_output_when_timed|profiled_pass_differs"},
+    {"predicts_seeds", INCORRECT, ""},
+    {"forges_answer", HACKED, "forged_frame"},
+    {"floods_channel", HACKED, "forged_frame"},
+    {"resets_deadline", TIMEOUT, ""},
+    {"answers_subclass", INCORRECT, ""},
+    {"rewrites_integrity", INCORRECT, ""},
 };
 
 // One evaluator for the whole suite: surviving every case is part of what is tested.
@@ -150,6 +172,10 @@ TEST_P(HostileSuite, GetsItsVerdictAndTheExecutorSurvives) {
     EXPECT_TRUE(result.correct());
     EXPECT_GT(result.speedup(), 0.0);
     EXPECT_EQ(result.trials_size(), 2 * 5);  // five trials, train and eval mode each
+    EXPECT_GE(result.timed_calls_checked(), 1);  // the last timed call at least
+  }
+  if (c.max_speedup > 0) {
+    EXPECT_LT(result.speedup(), c.max_speedup) << summary_line(result);
   }
   // What the candidate tried must not have reached the host.
   EXPECT_FALSE(sink.someone_connected()) << "the sandbox reached a loopback socket";

@@ -51,6 +51,10 @@ ExecRequest request_for(const std::string& task_id, const std::string& candidate
   o->set_timing_timeout_s(60);
   o->set_timing_reps(cuda ? 20 : 3);
   o->set_min_timed_s(0.2);
+  // Faulting in memory is slow on a small CPU machine (4 GiB took 10 s here): a lower limit
+  // lets the memory watchdog, not the phase's clock, stop a hoarder.
+  if (!cuda)
+    o->set_memory_limit_mb(2048);
   return request;
 }
 

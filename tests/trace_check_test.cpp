@@ -111,16 +111,16 @@ TEST(TraceCheck, RejectsReplayedMissingAndLateLines) {
 
 TEST(TraceCheck, KnowsTheHarnesssPhaseCalls) {
   EXPECT_EQ(expected_phase_calls(2, 1),
-            (std::vector<std::string>{"reference", "train", "checks", "eval", "checks", "reference", "train", "checks",
-                                      "eval", "checks", "untraced", "timed:0", "checks", "untraced"}));
+            (std::vector<std::string>{"train", "checks", "eval", "checks", "train", "checks", "eval", "checks",
+                                      "untraced", "timed:0", "checks", "untraced"}));
   auto expected = expected_phase_calls(1, 2);
   EXPECT_EQ(phase_protocol(expected, expected), "complete");
   EXPECT_EQ(phase_protocol({}, expected), "partial");
-  EXPECT_EQ(phase_protocol({"reference", "train"}, expected), "partial");                       // killed
-  EXPECT_EQ(phase_protocol({"reference", "train", "checks", "untraced"}, expected), "partial");  // failed
-  EXPECT_EQ(phase_protocol({"untraced"}, expected), "partial");                                 // did not load
-  EXPECT_EQ(phase_protocol({"reference", "train", "untraced", "train"}, expected), "deviates");
-  EXPECT_EQ(phase_protocol({"reference", "eval"}, expected), "deviates");
+  EXPECT_EQ(phase_protocol({"train"}, expected), "partial");                        // killed
+  EXPECT_EQ(phase_protocol({"train", "checks", "untraced"}, expected), "partial");  // failed
+  EXPECT_EQ(phase_protocol({"untraced"}, expected), "partial");                     // did not load
+  EXPECT_EQ(phase_protocol({"train", "untraced", "train"}, expected), "deviates");
+  EXPECT_EQ(phase_protocol({"eval"}, expected), "deviates");
   auto longer = expected;
   longer.push_back("untraced");
   EXPECT_EQ(phase_protocol(longer, expected), "deviates");
@@ -152,28 +152,28 @@ TEST(TraceCheck, JudgesResultsByTheirTrace) {
 
   // A result that came before the evaluation ended: sent by the candidate.
   auto early = result_with(OK);
-  apply_trace_integrity(trace_with({"reference", "train"}, false), expected, false, &early);
+  apply_trace_integrity(trace_with({"train", "checks"}, false), expected, false, &early);
   EXPECT_EQ(Verdict_Name(early.verdict()), "HACKED");
   EXPECT_FALSE(early.correct());
   ASSERT_EQ(early.evidence_size(), 1);
   EXPECT_EQ(early.evidence(0).kind(), "trace_incomplete");
-  EXPECT_EQ(early.evidence(0).detail(), "the trace has no end record after 2 of the harness's 9 phase calls");
+  EXPECT_EQ(early.evidence(0).detail(), "the trace has no end record after 2 of the harness's 8 phase calls");
   auto unended = result_with(OK);
   apply_trace_integrity(trace_with(expected, false), expected, false, &unended);
   EXPECT_EQ(Verdict_Name(unended.verdict()), "HACKED");
 
   // An evaluation that failed early: its trace stops early, and that is no finding.
   auto failed = result_with(INCORRECT);
-  apply_trace_integrity(trace_with({"reference", "train", "checks", "untraced"}, true), expected, false, &failed);
+  apply_trace_integrity(trace_with({"train", "checks", "untraced"}, true), expected, false, &failed);
   EXPECT_EQ(Verdict_Name(failed.verdict()), "INCORRECT");
   EXPECT_EQ(failed.evidence_size(), 0);
 
   auto relabelled = result_with(OK);
-  apply_trace_integrity(trace_with({"reference", "train", "untraced", "train"}, true), expected, false, &relabelled);
+  apply_trace_integrity(trace_with({"train", "untraced", "train"}, true), expected, false, &relabelled);
   EXPECT_EQ(Verdict_Name(relabelled.verdict()), "HACKED");
   ASSERT_EQ(relabelled.evidence_size(), 1);
   EXPECT_EQ(relabelled.evidence(0).kind(), "phase_sequence");
-  EXPECT_EQ(relabelled.evidence(0).detail(), "phase call 3 was 'untraced', the harness's is 'checks'");
+  EXPECT_EQ(relabelled.evidence(0).detail(), "phase call 2 was 'untraced', the harness's is 'checks'");
 
   auto forged = result_with(INCORRECT);
   apply_trace_integrity(trace_with(expected, true, 2), expected, false, &forged);
@@ -185,7 +185,7 @@ TEST(TraceCheck, JudgesResultsByTheirTrace) {
 
   // The ablation keeps the evidence and the verdict.
   auto ablation = result_with(OK);
-  apply_trace_integrity(trace_with({"reference"}, false, 1), expected, true, &ablation);
+  apply_trace_integrity(trace_with({"train"}, false, 1), expected, true, &ablation);
   EXPECT_EQ(Verdict_Name(ablation.verdict()), "OK");
   EXPECT_EQ(ablation.evidence_size(), 2);  // trace_forged, trace_incomplete
 }

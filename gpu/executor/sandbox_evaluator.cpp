@@ -74,6 +74,27 @@ void verdict_from_exit(const SandboxEvent::ChildExit& exit, const std::string& p
                                 " without a result");
 }
 
+// The judge saw its candidate process vanish; the zygote saw how it ended.
+void explain_candidate_exit(const SandboxEvent::ChildExit& exit, ExecResult* r) {
+  if (r->verdict() != CRASHED || exit.candidate_signal() == 0)
+    return;
+  if (exit.candidate_signal() == SIGXCPU || exit.candidate_signal() == SIGXFSZ)
+    fail(r, RESOURCE_LIMIT, r->failed_phase(),
+         "the candidate process was killed by " + signal_name(exit.candidate_signal()) + " (CPU time or file size limit)");
+  else
+    fail(r, CRASHED, r->failed_phase(),
+         r->message() + " (it died of " + signal_name(exit.candidate_signal()) + ")");
+}
+
+// What the candidate printed (most of the budget), then the judge's own log if it wrote one.
+std::string evaluation_log(const fs::path& workdir) {
+  std::string log = tail_of(workdir / "candidate" / "sandbox.log", 4096);
+  std::string judge = tail_of(workdir / "judge" / "sandbox.log", 1024);
+  if (!judge.empty())
+    log += (log.empty() || log.back() == '\n' ? "" : "\n") + std::string("[judge]\n") + judge;
+  return log;
+}
+
 // Keeps a trace and its key (<name>.jsonl, <name>.key) as test data; '/' in ids becomes '_'.
 void archive_trace(const fs::path& trace_file, const std::string& key_hex, const fs::path& archive,
                    std::string name) {
@@ -191,7 +212,14 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
     fs::remove_all(workdir);
     return finish(result);
   }
+  // Two processes, each its own session: the judge (whose frames these are) and the
+  // candidate. Limits, the watchdog and kills cover both.
   const pid_t child = static_cast<pid_t>(event.started().pid());
+  const pid_t candidate = static_cast<pid_t>(event.started().candidate_pid());
+  auto kill_both = [&] {
+    kill_group(child);
+    kill_group(candidate);
+  };
 
   // Follow the evaluation: phase limits, memory watchdog, and the one result it may send.
   std::string phase = "load";
@@ -214,7 +242,7 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
           // Only one result is ever sent by the harness: a second one was forged.
           killed = kill_reason::bad_frame;
           frame_error = "more than one result frame";
-          kill_group(child);
+          kill_both();
         }
         have_result = true;
         reported = event.result();
@@ -225,16 +253,16 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
       continue;
     }
     if (status == sandbox_process::read_status::closed || status == sandbox_process::read_status::bad_frame) {
-      kill_group(child);
+      kill_both();
       killed = status == sandbox_process::read_status::closed ? kill_reason::zygote_lost : kill_reason::bad_frame;
       break;
     }
     // A tick: check memory and the phase's deadline.
-    int64_t rss = session_rss_bytes(child);
+    int64_t rss = session_rss_bytes(child) + (candidate > 1 ? session_rss_bytes(candidate) : 0);
     peak_rss = std::max(peak_rss, rss);
     if (killed == kill_reason::none && rss > opts.memory_limit_mb() * (int64_t{1} << 20)) {
       killed = kill_reason::memory;
-      kill_group(child);
+      kill_both();
       deadline = clock_type::now() + options_.exit_grace;
     } else if (clock_type::now() >= deadline) {
       if (killed != kill_reason::none) {  // killed, yet no exit report: the zygote is stuck
@@ -242,7 +270,7 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
         break;
       }
       killed = kill_reason::timeout;
-      kill_group(child);
+      kill_both();
       deadline = clock_type::now() + options_.exit_grace;
     }
   }
@@ -250,7 +278,7 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
   if (killed == kill_reason::zygote_lost || killed == kill_reason::bad_frame) {
     spdlog::warn("request {}: sandbox zygote replaced ({})", request.request_id(),
                  killed == kill_reason::bad_frame ? frame_error : "lost");
-    kill_group(child);
+    kill_both();
     zygote_.reset();
     forget_prepared();
   }
@@ -270,6 +298,7 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
   } else if (have_result) {
     result = reported;
     result.set_request_id(request.request_id());
+    explain_candidate_exit(exit_info, &result);
   } else {
     verdict_from_exit(exit_info, phase, &result);
   }
@@ -281,7 +310,7 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
   // phase calls only (the profile there comes from the interpreter's launch record).
   if (!exit_info.trace_key().empty()) {
     const bool cuda = request.device() == CUDA;
-    const fs::path trace_file = workdir / "trace.jsonl";
+    const fs::path trace_file = workdir / "candidate" / "trace.jsonl";
     auto trace = read_checked_trace(trace_file.string(), exit_info.trace_key());
     auto unmarked = unmark_generated_not_in_source(trace.kernels, request.candidate().source());
     if (!unmarked.empty())
@@ -296,7 +325,7 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
     if (!options_.trace_archive.empty())
       archive_trace(trace_file, exit_info.trace_key(), options_.trace_archive, request.request_id());
   }
-  result.set_log(tail_of(workdir / "sandbox.log", 4096));
+  result.set_log(evaluation_log(workdir));
   std::error_code ignored;
   fs::remove_all(workdir, ignored);
   auto done = finish(result);

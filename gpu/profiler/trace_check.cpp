@@ -108,7 +108,7 @@ ProfileReport profile_of(const checked_trace& trace) {
 std::vector<std::string> expected_phase_calls(int trials, int traced_reps) {
   std::vector<std::string> calls;
   for (int t = 0; t < trials; ++t)
-    calls.insert(calls.end(), {"reference", "train", "checks", "eval", "checks"});
+    calls.insert(calls.end(), {"train", "checks", "eval", "checks"});
   calls.push_back("untraced");
   for (int r = 0; r < traced_reps; ++r)
     calls.insert(calls.end(), {"timed:" + std::to_string(r), "checks"});

@@ -36,9 +36,10 @@ checked_trace read_checked_trace(const std::string& path, const std::string& key
 // The ProfileReport of the authenticated kernels, with the trace's integrity in it.
 ProfileReport profile_of(const checked_trace& trace);
 
-// The harness's phase calls for a whole evaluation (evaluate.py, zygote.py): per correctness
-// trial reference, train, checks, eval, checks; "untraced" for the timing; per traced rep
-// timed:<i>, checks (GPU only: none on the CPU); "untraced" before the trace ends.
+// The candidate process's phase calls for a whole evaluation (candidate_runner.py, as the
+// judge drives it in evaluate.py): per correctness trial train, checks, eval, checks;
+// "untraced" for the timing; per traced rep timed:<i>, checks (GPU only: none on the CPU);
+// "untraced" before the trace ends. (The reference runs in the judge's process, untraced.)
 std::vector<std::string> expected_phase_calls(int trials, int traced_reps);
 
 // How the recorded calls relate to the protocol: "complete" (all of it), "partial" (a

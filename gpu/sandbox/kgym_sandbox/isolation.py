@@ -137,16 +137,16 @@ def set_limits(limits: dict) -> list:
     return granted
 
 
-def _drop_privileges_prepare(workdir: str) -> None:
-    """Hands the workdir to the sandbox uid while we still may."""
+def _drop_privileges_prepare(workdir: str, uid: int) -> None:
+    """Hands the workdir to the process's uid while we still may."""
     if os.geteuid() != 0:
         return
     for root, dirs, files in os.walk(workdir):
         for name in [root] + [os.path.join(root, n) for n in dirs + files]:
-            os.chown(name, NOBODY, NOBODY)
+            os.chown(name, uid, uid)
 
 
-def _drop_privileges(granted: list) -> None:
+def _drop_privileges(granted: list, uid: int) -> None:
     if os.geteuid() != 0:
         return
     needed = _python_paths()
@@ -155,22 +155,34 @@ def _drop_privileges(granted: list) -> None:
         granted.append("uid_drop_skipped:python_not_readable")
         return
     os.setgroups([])
-    os.setgid(NOBODY)
-    os.setuid(NOBODY)
-    granted.append(f"uid:{NOBODY}")
+    os.setgid(uid)
+    os.setuid(uid)
+    granted.append(f"uid:{uid}")
 
 
-def confine(workdir: str):
-    """Called in the freshly forked evaluation process, before anything else runs (CUDA
-    included: user namespaces need a single-threaded caller). Resource limits come later,
-    with the request (set_limits). Returns what was granted and the workdir's path inside."""
+def evaluation_limits(device: str, memory_limit_mb: int) -> dict:
+    """The candidate process's resource limits (set_limits), set before its code loads."""
+    with open("/proc/self/status") as f:
+        vm_size_kb = int(next(line for line in f if line.startswith("VmSize:")).split()[1])
+    # CUDA reserves far more address space than it uses, so on the GPU host memory is
+    # bounded by the executor's RSS watchdog instead of RLIMIT_AS.
+    address_space = None if device == "cuda" else vm_size_kb * 1024 + memory_limit_mb * (1 << 20)
+    return {"RLIMIT_AS": address_space, "RLIMIT_CORE": 0, "RLIMIT_FSIZE": 1 << 30,
+            "RLIMIT_NPROC": 1024, "RLIMIT_CPU": 1800}
+
+
+def confine(workdir: str, uid: int):
+    """Called in a freshly forked evaluation process (judge or candidate), before anything
+    else runs (CUDA included: user namespaces need a single-threaded caller); as root, the
+    process then runs as `uid`. Resource limits come later (set_limits). Returns what was
+    granted and the workdir's path inside."""
     granted = []
     os.setsid()  # own process group: the executor kills the whole group
     granted.append("setsid")
-    _drop_privileges_prepare(workdir)
+    _drop_privileges_prepare(workdir, uid)
     _enter_namespaces(granted)
     workdir = _private_tmp(workdir, granted)
-    _drop_privileges(granted)  # set_limits comes after: RLIMIT_NPROC then counts the sandbox uid
+    _drop_privileges(granted, uid)  # set_limits comes after: RLIMIT_NPROC then counts this uid
     os.chdir(workdir)
     for var in ("HOME", "TMPDIR", "TRITON_CACHE_DIR"):
         path = os.path.join(workdir, "home" if var == "HOME" else "tmp" if var == "TMPDIR" else "triton")

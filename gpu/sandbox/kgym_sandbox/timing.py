@@ -1,4 +1,14 @@
-"""Interleaved timing of reference and candidate on the same, freshly refilled inputs."""
+"""Interleaved timing of reference and candidate by the judge's clock, on fresh inputs.
+
+Both sides are timed the same way, by the judge's own perf_counter: the reference as one
+call and a device synchronisation here; the candidate as one request to its process (which
+runs forward and synchronises before it answers), less the channel's round trip measured
+before the candidate's code existed. Before every call the judge refills the inputs with new
+values (the reference's copy and the candidate's) and flushes L2 from its own context (the
+cache is the GPU's, so that covers the candidate's context too). No clock of the candidate's
+process is read. After each candidate call the judge decides, at random, whether to compare
+that call's output with the reference's on the same inputs; the last one always is.
+"""
 import statistics
 import time
 
@@ -22,83 +32,92 @@ def stats(times_ms: list) -> dict:
 
 
 class Clock:
-    """Times one call: CUDA events on the GPU (after an L2 flush), perf_counter on the CPU."""
+    """The judge's clock; on the GPU it first flushes L2 and waits for the device."""
 
     def __init__(self, device: str):
         self.cuda = device == "cuda"
         if self.cuda:
             l2 = torch.cuda.get_device_properties(0).L2_cache_size
             self.flush_buffer = torch.empty(max(2 * l2, 1 << 20), dtype=torch.uint8, device="cuda")
-            self.start = torch.cuda.Event(enable_timing=True)
-            self.end = torch.cuda.Event(enable_timing=True)
-            self.synchronize = torch.cuda.synchronize
 
-    def time_ms(self, call):
-        if not self.cuda:
-            t0 = time.perf_counter()
-            out = call()
-            return out, (time.perf_counter() - t0) * 1e3
-        self.flush_buffer.zero_()
-        self.start.record()
-        out = call()
-        self.end.record()
-        self.synchronize()
-        return out, self.start.elapsed_time(self.end)
+    def ready(self) -> None:
+        if self.cuda:
+            self.flush_buffer.zero_()
+            torch.cuda.synchronize()
+
+    def time_reference_ms(self, reference, inputs: list) -> tuple:
+        self.ready()
+        t0 = time.perf_counter()
+        out = reference(*inputs)
+        if self.cuda:
+            torch.cuda.synchronize()
+        return out, (time.perf_counter() - t0) * 1e3
+
+    def time_candidate_ms(self, candidate, expected: list, phase: str = None) -> tuple:
+        self.ready()
+        seconds, answer = candidate.timed_call(expected, phase)
+        return answer, seconds * 1e3
 
 
-def time_interleaved(reference, candidate, inputs: list, refill, reps: int, warmup: int,
-                     min_timed_s: float, device: str, seconds: dict):
-    """Alternates which side runs first; refills the inputs in place before every rep, so a
-    candidate that memoizes on its input buffers returns stale values (checked by the caller
-    on the outputs of the last rep). Stops after `reps`, or earlier once each side has been
-    timed for `min_timed_s` and at least 5 reps ran. Adds where the time went to `seconds`."""
+def flat(out) -> list:
+    from .compare import flatten
+    return flatten(out)
+
+
+def time_interleaved(reference, candidate, new_inputs, check, reps: int, warmup: int, min_timed_s: float,
+                     device: str, seconds: dict, check_this) -> dict:
+    """Alternates which side runs first. Stops after `reps`, or earlier once each side has
+    been timed for `min_timed_s` and at least 5 reps ran. `check(rep, expected, answer)`
+    raises on a wrong timed output; `check_this()` says, after each call, whether to check
+    it. Adds where the time went to `seconds`."""
     clock = Clock(device)
-    spent = {"timing_warmup": 0.0, "timing_refill": 0.0, "timing_calls": 0.0}
-    t0 = time.perf_counter()
+    spent = {"timing_warmup": 0.0, "timing_refill": 0.0, "timing_calls": 0.0, "timing_checks": 0.0}
+    ref_ms, cand_ms, checked = [], [], 0
     with torch.no_grad():
+        t0 = time.perf_counter()
+        inputs = new_inputs()
+        candidate.fill(inputs, "timing")
+        expected = flat(reference(*inputs))
         for _ in range(warmup):
             reference(*inputs)
-            candidate(*inputs)
+            candidate.timed_call(expected)
         spent["timing_warmup"] = time.perf_counter() - t0
-        ref_ms, cand_ms = [], []
-        ref_out = cand_out = None
         for rep in range(reps):
             t0 = time.perf_counter()
-            refill(rep)
+            inputs = new_inputs()
+            candidate.fill(inputs, "timing")
             t1 = time.perf_counter()
             spent["timing_refill"] += t1 - t0
-            sides = [("ref", reference), ("cand", candidate)]
-            for side, model in (sides if rep % 2 == 0 else sides[::-1]):
-                out, ms = clock.time_ms(lambda: model(*inputs))
+            for side in (("ref", "cand") if rep % 2 == 0 else ("cand", "ref")):
                 if side == "ref":
-                    ref_out = out
+                    out, ms = clock.time_reference_ms(reference, inputs)
                     ref_ms.append(ms)
                 else:
-                    cand_out = out
+                    answer, ms = clock.time_candidate_ms(candidate, expected)
                     cand_ms.append(ms)
-            spent["timing_calls"] += time.perf_counter() - t1
-            if rep + 1 >= 5 and min(sum(ref_ms), sum(cand_ms)) >= min_timed_s * 1e3:
+            expected = flat(out)
+            t2 = time.perf_counter()
+            spent["timing_calls"] += t2 - t1
+            last = rep + 1 >= reps or (rep + 1 >= 5 and min(sum(ref_ms), sum(cand_ms)) >= min_timed_s * 1e3)
+            if last or check_this():
+                check(rep, expected, answer)
+                checked += 1
+            spent["timing_checks"] += time.perf_counter() - t2
+            if last:
                 break
     seconds.update(spent)
-    return ref_ms, cand_ms, ref_out, cand_out
+    return {"reference_ms": ref_ms, "candidate_ms": cand_ms, "checked": checked}
 
 
-def time_traced(candidate, inputs: list, refill, reps: int, tracer) -> list:
-    """A few more timed calls of the candidate alone, each traced as phase "timed:<i>", so the
-    executor can check that its kernels ran inside the timed region (no unjoined side
-    stream, no work left running, no tampered timer). Event times are returned."""
+def time_traced(candidate, new_inputs, reps: int) -> list:
+    """A few more timed calls of the candidate alone, each traced as phase "timed:<i>" in its
+    process, so the executor can check that its kernels ran inside the time the judge saw
+    (no unjoined side stream, no work left running past its answer)."""
     clock = Clock("cuda")
     times = []
     with torch.no_grad():
         for rep in range(reps):
-            refill(10_000 + rep)
-            clock.flush_buffer.zero_()
-            clock.synchronize()
-            tracer.phase(f"timed:{rep}")
-            clock.start.record()
-            candidate(*inputs)
-            clock.end.record()
-            clock.synchronize()
-            tracer.phase("checks")
-            times.append(clock.start.elapsed_time(clock.end))
+            candidate.fill(new_inputs(), "timing")
+            _, ms = clock.time_candidate_ms(candidate, [], f"timed:{rep}")
+            times.append(ms)
     return times

@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 
-from . import protocol, tracing
+from . import channel, protocol, tracing
 
 PR_SET_CHILD_SUBREAPER = 36
 MAX_RELAY_BYTES = 16 << 20  # a candidate flooding the result pipe is cut off here
@@ -66,40 +66,50 @@ def sweep(keep: set) -> int:
     return len(killed)
 
 
-def memory_limits(device: str, memory_limit_mb: int) -> dict:
-    with open("/proc/self/status") as f:
-        vm_size_kb = int(next(line for line in f if line.startswith("VmSize:")).split()[1])
-    # CUDA reserves far more address space than it uses, so on the GPU host memory is
-    # bounded by the executor's RSS watchdog instead of RLIMIT_AS.
-    address_space = None if device == "cuda" else vm_size_kb * 1024 + memory_limit_mb * (1 << 20)
-    return {"RLIMIT_AS": address_space, "RLIMIT_CORE": 0, "RLIMIT_FSIZE": 1 << 30,
-            "RLIMIT_NPROC": 1024, "RLIMIT_CPU": 1800}
+JUDGE_UID = 65533  # the judge's own uid as root: the candidate (nobody) cannot signal, trace or read it
 
 
-class Standby:
-    """A forked evaluation process made ahead of its request: it confines itself and, on the
-    GPU, creates its CUDA context while the previous evaluation runs, so neither is on the
-    critical path. Its warm-up holds the zygote's lock exclusively; an evaluation takes the
-    lock shared before it starts timing, so a warm-up never overlaps a timed region."""
+class Pair:
+    """The two processes of one evaluation, forked ahead of its request: the judge (trusted:
+    task, reference, inputs, comparison, clocks, verdict; the only process whose frames reach
+    the executor) and the candidate process (untrusted: the candidate's code, answering the
+    judge over a socket pair). Each confines itself in its own directory under another uid
+    and, on the GPU, creates its CUDA context while the previous evaluation runs. Warm-ups
+    hold the zygote's lock exclusively; a judge takes it shared before it starts timing, so
+    a warm-up never overlaps a timed region."""
 
-    def __init__(self, workdir: str, device: str, recorder, lock_fd: int, out_fd: int):
+    def __init__(self, workdir: str, device: str, recorder, lock_fd: int, out_fd: int, bindings: dict):
         self.workdir = workdir
+        judge_dir, candidate_dir = (os.path.join(workdir, name) for name in ("judge", "candidate"))
+        for path in (judge_dir, candidate_dir):
+            os.makedirs(path, exist_ok=True)
+        os.chmod(workdir, 0o711)  # each process reaches its own directory, lists neither
         command_r, self.command_w = os.pipe()
         self.result_r, result_w = os.pipe()
+        judge_end, candidate_end = channel.pair()
         traced = tracing.traced(device)
+        self.traced = traced
         key_r, key_w = os.pipe() if traced else (-1, -1)
-        self.pid = os.fork()
-        if self.pid == 0:
-            os.close(self.command_w)
-            os.close(self.result_r)
-            os.close(out_fd)  # the candidate must not reach the executor's channel
-            if traced:
-                os.close(key_w)
-            standby_main(workdir, command_r, result_w, recorder, device, lock_fd, key_r)
+        self.judge_pid = os.fork()
+        if self.judge_pid == 0:
+            for fd in (self.command_w, self.result_r, out_fd, key_r, key_w):
+                if fd >= 0:
+                    os.close(fd)
+            candidate_end.close()
+            judge_main(judge_dir, command_r, result_w, judge_end, device, lock_fd)
+        self.candidate_pid = os.fork()
+        if self.candidate_pid == 0:
+            for fd in (self.command_w, command_r, self.result_r, result_w, out_fd, key_w):
+                if fd >= 0:
+                    os.close(fd)
+            judge_end.close()
+            candidate_main(candidate_dir, candidate_end, recorder, device, lock_fd, key_r, bindings)
         os.close(command_r)
         os.close(result_w)
-        # The trace's key is made after the fork, so no copy of it exists in the child's
-        # memory; the trace writer reads it from the pipe (tracing.start) before the candidate loads.
+        judge_end.close()
+        candidate_end.close()
+        # The trace's key is made after the fork, so no copy of it exists in the candidate
+        # process's memory; its trace writer reads it from the pipe before the candidate loads.
         self.trace_key = ""
         if traced:
             os.close(key_r)
@@ -107,6 +117,10 @@ class Standby:
             os.write(key_w, key)
             os.close(key_w)
             self.trace_key = key.hex()
+
+    @property
+    def pids(self) -> set:
+        return {self.judge_pid, self.candidate_pid}
 
     def start(self, command: dict) -> bool:
         try:
@@ -122,11 +136,12 @@ class Standby:
         for fd in (self.command_w, self.result_r):
             if fd >= 0:
                 os.close(fd)
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
+        for pid in self.pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
 
 
 def warm_cuda(lock_fd: int, seconds: dict) -> None:
@@ -163,26 +178,27 @@ def read_command(fd: int):
     return json.loads(data)
 
 
-def standby_main(workdir: str, command_fd: int, result_fd: int, recorder, device: str, lock_fd: int,
-                 key_fd: int) -> None:
-    """In the forked process: confine, warm up, wait for the request, evaluate, send one
-    result, exit without cleanup."""
-    from . import evaluate, isolation
+def log_to(workdir: str) -> None:
+    """Standard streams to the process's own log; nothing inherited reaches it."""
     log_fd = os.open(os.path.join(workdir, "sandbox.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
+    os.close(log_fd)
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     sys.stdout = os.fdopen(1, "w", buffering=1)
     sys.stderr = os.fdopen(2, "w", buffering=1)
+
+
+def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, device: str, lock_fd: int) -> None:
+    """In the forked judge: confine, warm up, wait for the request, evaluate against the
+    candidate process, send the one result, exit without cleanup."""
+    from . import evaluate, isolation, remote_candidate
+    log_to(workdir)
     seconds, granted, confine_error = {}, [], None
     try:
         started = time.perf_counter()
-        if key_fd >= 0:
-            tracing.preload(device)
-        granted, workdir = isolation.confine(workdir)
+        granted, workdir = isolation.confine(workdir, JUDGE_UID)
         seconds["confine"] = time.perf_counter() - started
-        if key_fd >= 0:
-            tracing.start(workdir, key_fd, device)
         if device == "cuda":
             warm_cuda(lock_fd, seconds)
     except BaseException as exc:  # reported once the request arrives; never run half-confined
@@ -197,29 +213,26 @@ def standby_main(workdir: str, command_fd: int, result_fd: int, recorder, device
     def phase(name):
         protocol.write_frame(result_fd, {"phase": {"name": name}})
 
+    candidate = remote_candidate.RemoteCandidate(channel.Channel(judge_end, spin=device == "cuda"), device,
+                                                 request.get("candidate", {}).get("source", ""),
+                                                 bool(command.get("traced")),
+                                                 int(request.get("options", {}).get("memory_limit_mb") or 4096))
     try:
         if confine_error is not None:
-            raise evaluate.Failure("INTERNAL_ERROR", "confine", f"sandbox confinement failed: {confine_error!r}")
-        limit_mb = int(request.get("options", {}).get("memory_limit_mb") or 4096)
-        result["isolation"] = granted + isolation.set_limits(memory_limits(device, limit_mb))
+            raise evaluate.Failure("INTERNAL_ERROR", "confine", f"judge confinement failed: {confine_error!r}")
+        result["isolation"] = ["judge:" + g for g in granted]
         result["device_name"] = platform.processor() or "cpu"
         if device == "cuda":
             import torch
             result["device_name"] = torch.cuda.get_device_name()
-        tracer = tracing.Tracer(device)
-        try:
-            evaluate.evaluate(request, workdir, recorder, phase, result, lambda: wait_for_quiet_gpu(lock_fd), tracer)
-        finally:
-            tracer.phase("untraced")
-            tracer.finish()
+        evaluate.evaluate(request, workdir, candidate, phase, result, lambda: wait_for_quiet_gpu(lock_fd))
     except evaluate.Failure as failure:
         result.update(verdict=failure.verdict, failed_phase=failure.phase, message=failure.message,
                       evidence=failure.evidence)
     except BaseException as exc:  # the harness itself broke: say so, do not blame the candidate
         failure = evaluate.failure_from(exc, "harness", "evaluation failed")
-        result.update(verdict=failure.verdict, failed_phase="harness", message=failure.message)
-    if "launches" not in result:
-        result["launches"] = recorder.records()
+        result.update(verdict="INTERNAL_ERROR", failed_phase="harness", message=failure.message)
+    result["isolation"] = result.get("isolation", []) + ["candidate:" + g for g in candidate.isolation]
     try:
         protocol.write_frame(result_fd, {"result": result})
     finally:
@@ -227,12 +240,64 @@ def standby_main(workdir: str, command_fd: int, result_fd: int, recorder, device
         os._exit(0)
 
 
-def relay(result_fd: int, pid: int, out_fd: int, keep: set, trace_key: str) -> None:
-    """Forwards the child's phase and result frames until it exits, then reports the exit."""
-    reader = protocol.FrameReader(result_fd)
+def candidate_main(workdir: str, candidate_end, recorder, device: str, lock_fd: int, key_fd: int,
+                   bindings: dict) -> None:
+    """In the forked candidate process: confine (own uid, namespaces, private tmp), start
+    the trace, warm up, then answer the judge until it says finish or goes away."""
+    from . import candidate_runner, isolation
+    log_to(workdir)
+    granted, confine_error = [], None
+    try:
+        if key_fd >= 0:
+            tracing.preload(device)
+        granted, workdir = isolation.confine(workdir, isolation.NOBODY)
+        if key_fd >= 0:
+            tracing.start(workdir, key_fd, device)
+        if device == "cuda":
+            warm_cuda(lock_fd, {})
+    except BaseException as exc:
+        confine_error = exc
+    os.close(lock_fd)  # candidate code never holds the lock other evaluations wait on
+    runner = candidate_runner.Runner(channel.Channel(candidate_end, spin=device == "cuda"), workdir, device,
+                                     recorder, tracing.Tracer(device), bindings)
+    runner.granted, runner.confine_error = granted, confine_error
+    candidate_runner.serve(runner)
+    sys.stdout.flush()
+    os._exit(0)
+
+
+def exit_status(status: int) -> tuple:
+    """(exit code, signal) of a wait status; (0, 0) when there is none."""
+    if status is None:
+        return 0, 0
+    return (os.WEXITSTATUS(status) if os.WIFEXITED(status) else 0,
+            os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0)
+
+
+def reap(pid: int, grace_s: float):
+    """The wait status of a child, killing it (and its process group) after `grace_s`."""
+    deadline = time.monotonic() + grace_s
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        if time.monotonic() > deadline:
+            for target in (-pid, pid):
+                try:
+                    os.kill(target, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            return os.waitpid(pid, 0)[1]
+        time.sleep(0.005)
+
+
+def relay(pair: Pair, out_fd: int, keep: set) -> None:
+    """Forwards the judge's phase and result frames until it exits, then reports the exit
+    of both processes. Nothing of the candidate process reaches the executor but its exit."""
+    reader = protocol.FrameReader(pair.result_r)
     relayed, status, drain_until = 0, None, None
     while True:
-        ready, _, _ = select.select([result_fd], [], [], 0.05)
+        ready, _, _ = select.select([pair.result_r], [], [], 0.05)
         lines = reader.read_available() if ready else []
         for line in lines or []:
             relayed += len(line)
@@ -245,18 +310,21 @@ def relay(result_fd: int, pid: int, out_fd: int, keep: set, trace_key: str) -> N
             if isinstance(frame, dict) and len(frame) == 1 and next(iter(frame)) in ("phase", "result"):
                 protocol.write_frame(out_fd, frame)
         if status is None:
-            done, status_word = os.waitpid(pid, os.WNOHANG)
+            done, status_word = os.waitpid(pair.judge_pid, os.WNOHANG)
             if done:
                 status, drain_until = status_word, time.monotonic() + 0.5
-        # A leftover descendant may hold the pipe open: stop at the child's exit plus a drain.
         if status is not None and (lines is None or not ready or time.monotonic() > drain_until):
             break
-    os.close(result_fd)
+    os.close(pair.result_r)
+    # The candidate process ends when the judge's end of the channel closes; one that does
+    # not is killed.
+    candidate_status = reap(pair.candidate_pid, 1.0)
     swept = sweep(keep)
-    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 0
-    sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
-    protocol.write_frame(out_fd, {"exit": {"pid": pid, "exit_code": code, "signal": sig, "swept": swept,
-                                           "trace_key": trace_key}})
+    code, sig = exit_status(status)
+    candidate_code, candidate_sig = exit_status(candidate_status)
+    protocol.write_frame(out_fd, {"exit": {"pid": pair.judge_pid, "exit_code": code, "signal": sig, "swept": swept,
+                                           "trace_key": pair.trace_key, "candidate_exit_code": candidate_code,
+                                           "candidate_signal": candidate_sig}})
 
 
 def warm_up_cpu() -> None:
@@ -289,7 +357,8 @@ def main() -> None:
     started = time.perf_counter()
     import torch
     import triton
-    from . import compare, cost_model, evaluate, isolation, launches, timing, tracing  # noqa: F401  (before fork)
+    from . import (candidate_runner, compare, cost_model, evaluate, integrity, isolation,  # noqa: F401  (before fork)
+                   launches, remote_candidate, timing, tracing)
     recorder = launches.install(interpreted=args.device == "cpu")
     if args.device == "cpu":
         warm_up_cpu()
@@ -299,7 +368,12 @@ def main() -> None:
                                        "import_s": time.perf_counter() - started}})
     lock_fd, lock_path = tempfile.mkstemp(prefix="kgym-gpu-lock-")
     os.unlink(lock_path)  # children keep the open file; nobody else can reach it
+    bindings = integrity.bindings(integrity.harness_modules())  # before any candidate exists
     standby = None
+
+    def prepare(workdir: str) -> Pair:
+        return Pair(workdir, args.device, recorder, lock_fd, out_fd, bindings)
+
     for line in sys.stdin:
         command = json.loads(line)
         if "shutdown" in command:
@@ -308,19 +382,19 @@ def main() -> None:
         if standby is not None and standby.workdir != evaluation["workdir"]:
             standby.discard()
             standby = None
-        if standby is None:
-            standby = Standby(evaluation["workdir"], args.device, recorder, lock_fd, out_fd)
-        current, standby = standby, None
-        if not current.start({"request": evaluation["request"]}):
-            current.discard()  # the prepared process died: make a fresh one
-            current = Standby(evaluation["workdir"], args.device, recorder, lock_fd, out_fd)
-            current.start({"request": evaluation["request"]})
-        protocol.write_frame(out_fd, {"started": {"pid": current.pid}})
+        current, standby = standby or prepare(evaluation["workdir"]), None
+        start = {"request": evaluation["request"], "traced": current.traced}
+        if not current.start(start):
+            current.discard()  # the prepared judge died: make a fresh pair
+            current = prepare(evaluation["workdir"])
+            current.start(start)
+        protocol.write_frame(out_fd, {"started": {"pid": current.judge_pid, "candidate_pid": current.candidate_pid}})
         if evaluation.get("next_workdir"):
-            standby = Standby(evaluation["next_workdir"], args.device, recorder, lock_fd, out_fd)
-        relay(current.result_r, current.pid, out_fd, {standby.pid} if standby else set(), current.trace_key)
+            standby = prepare(evaluation["next_workdir"])
+        relay(current, out_fd, standby.pids if standby else set())
     if standby is not None:
         standby.discard()
+
 
 if __name__ == "__main__":
     main()

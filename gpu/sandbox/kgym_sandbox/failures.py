@@ -1,0 +1,34 @@
+"""A verdict that ends an evaluation, and how an exception is classified. Used by the judge
+and by the candidate process (which reports its failures to the judge as data)."""
+import traceback
+
+import torch
+
+MAX_MESSAGE_CHARS = 2000  # a candidate's exception text flows into prompts and stores
+
+
+class Failure(Exception):
+    """Ends the evaluation with a verdict."""
+
+    def __init__(self, verdict: str, phase: str, message: str, evidence=None):
+        super().__init__(message)
+        self.verdict, self.phase, self.message = verdict, phase, message[:MAX_MESSAGE_CHARS]
+        self.evidence = evidence or []
+
+
+def classify(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, (MemoryError, torch.OutOfMemoryError)) or "can't allocate memory" in text:
+        return "RESOURCE_LIMIT"
+    if "CUDA error" in text or "cudaError" in text or "CUDA driver error" in text \
+            or "illegal memory access" in text:
+        return "CUDA_ERROR"
+    return "RUNTIME_ERROR"
+
+
+def last_line(exc: BaseException) -> str:
+    return traceback.format_exception_only(type(exc), exc)[-1].strip()[:MAX_MESSAGE_CHARS]
+
+
+def failure_from(exc: BaseException, phase: str, what: str) -> Failure:
+    return Failure(classify(exc), phase, f"{what}: {last_line(exc)}")

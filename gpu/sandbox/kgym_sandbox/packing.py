@@ -1,0 +1,50 @@
+"""Argument lists (a task's inputs, its init inputs) as channel data: tensors go into shared
+buffers the judge owns, everything else (ints, floats, nested tuples) as JSON values."""
+import torch
+
+from . import shared_tensors
+
+MAX_DEPTH = 8
+
+
+def pack(values: list, buffers: list, share) -> list:
+    """JSON items for `values`; each tensor becomes {"tensor": i} and `share(tensor)` (a new
+    shared buffer with its values) is appended to `buffers` at i."""
+    def item(value, depth):
+        if isinstance(value, torch.Tensor):
+            buffers.append(share(value))
+            return {"tensor": len(buffers) - 1}
+        if isinstance(value, (tuple, list)) and depth < MAX_DEPTH:
+            return {"tuple" if isinstance(value, tuple) else "list": [item(v, depth + 1) for v in value]}
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return {"value": value}
+        raise TypeError(f"cannot hand a {type(value).__name__} to the candidate")
+    return [item(v, 0) for v in values]
+
+
+def unpack(items, tensors: list) -> list:
+    """The values `pack` described, with the shared tensors in place; ValueError on anything
+    `pack` never writes."""
+    def value(entry, depth):
+        if not isinstance(entry, dict) or len(entry) != 1 or depth > MAX_DEPTH:
+            raise ValueError("malformed argument")
+        (kind, body), = entry.items()
+        if kind == "tensor" and isinstance(body, int) and 0 <= body < len(tensors):
+            return tensors[body]
+        if kind in ("tuple", "list") and isinstance(body, list):
+            values = [value(v, depth + 1) for v in body]
+            return tuple(values) if kind == "tuple" else values
+        if kind == "value" and (body is None or isinstance(body, (bool, int, float, str))):
+            return body
+        raise ValueError("malformed argument")
+    if not isinstance(items, list):
+        raise ValueError("malformed argument list")
+    return [value(v, 0) for v in items]
+
+
+def specs_of(buffers: list) -> list:
+    return [dict(b.spec, handle=getattr(b, "handle", "")) for b in buffers]
+
+
+def flat_specs(tensors: list) -> list:
+    return [shared_tensors.spec_of(t) for t in tensors]
