@@ -83,10 +83,15 @@ TEST_F(Profile, TraceCatchesAForgedLaunchRecord) {
   EXPECT_EQ(r.profile().generated_launches_train(), 0);
 }
 
+// The candidate process answers the judge before its side-stream work has run: the judge's
+// clock misses it, and either the CUPTI spans of the traced calls show it or an output the
+// judge compares is not ready yet.
 TEST_F(Profile, TraceCatchesWorkOutsideTheTimedRegion) {
   ExecResult r = hostile("side_stream");
   EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED") << summary_line(r) << r.log();
-  EXPECT_TRUE(has_evidence(r, "work_outside_timed_region", "cupti")) << summary_line(r);
+  EXPECT_TRUE(has_evidence(r, "work_outside_timed_region", "cupti") ||
+              has_evidence(r, "wrong_output_when_timed", "judge"))
+      << summary_line(r);
 }
 
 TEST_F(Profile, HonestCandidateKernelsStayInsideTheTimedRegion) {

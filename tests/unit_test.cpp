@@ -282,7 +282,8 @@ TEST(ProfilerActor, AnswersWithTheReportOfARecordedTrace) {
   EXPECT_TRUE(report.trace_ended());
   ProfileReport wrong_key = ask("000102030405060708090a0b0c0d0e0f");  // nothing is taken
   EXPECT_EQ(wrong_key.kernels_seen(), 0);
-  EXPECT_GT(wrong_key.trace_lines_rejected(), 400);
+  EXPECT_EQ(wrong_key.trace_lines_rejected(),
+            static_cast<int>(trace_lines(source_path("tests/data/traces/matmul_bias_relu_lazy.jsonl")).size()));
   EXPECT_FALSE(wrong_key.trace_ended());
   self->send_exit(profiler, caf::exit_reason::user_shutdown);
 }
@@ -295,7 +296,9 @@ checked_trace recorded_trace(const std::string& name) {
   EXPECT_EQ(trace.rejected, 0) << name << ": " << trace.first_rejected;
   EXPECT_TRUE(trace.ended) << name;
   EXPECT_EQ(phase_protocol(trace.phase_calls, expected_phase_calls(5, 5)), "complete") << name;
-  EXPECT_GT(trace.kernels.size(), 400u) << name;
+  // Only the candidate process is traced: at least one kernel for each of its 10 correctness
+  // calls and 5 traced timed calls (the reference and the inputs are the judge's, untraced).
+  EXPECT_GE(trace.kernels.size(), 15u) << name;
   return trace;
 }
 

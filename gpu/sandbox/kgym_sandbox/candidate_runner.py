@@ -11,7 +11,7 @@ import os
 import torch
 
 from . import channel as channel_mod
-from . import compare, cost_model, failures, integrity, isolation, packing, program, shared_tensors
+from . import compare, cost_model, failures, integrity, isolation, packing, program, shared_tensors, timing
 
 
 class Runner:
@@ -19,7 +19,7 @@ class Runner:
         self.channel, self.workdir, self.device = chan, workdir, device
         self.recorder, self.tracer, self.bindings = recorder, tracer, bindings
         self.driver = shared_tensors.CudaDriver() if device == "cuda" else None
-        self.model = None
+        self.model, self.null_model = None, timing.NullModel()
         self.granted, self.confine_error = [], None
         self.inputs, self.slot, self.last = [], [], None
         self.phase = None
@@ -66,13 +66,14 @@ class Runner:
         """One forward. `copy`: into the judge's output slot; `export` (GPU timing): say where
         the output lies; `count`: a correctness call whose generated launches are recorded."""
         self.enter(message.get("phase"))
-        self.model.train(message.get("mode") == "train")
+        model = self.null_model if message.get("null") else self.model
+        model.train(message.get("mode") == "train")
         if message.get("seed"):
             torch.manual_seed(int(message["seed"]))
         self.recorder.mode = message.get("mode") if message.get("count") else None
         try:
             with torch.no_grad():
-                out = self.model(*self.inputs)
+                out = model(*self.inputs)
             if self.device == "cuda":
                 torch.cuda.synchronize()
         except BaseException as exc:

@@ -6,7 +6,7 @@ import time
 
 import torch
 
-from . import compare, cost_model, failures, program
+from . import compare, cost_model, failures, program, timing
 
 
 class LocalCandidate:
@@ -17,8 +17,10 @@ class LocalCandidate:
         self.device, self.source, self.workdir, self.recorder = device, source, workdir, recorder
         self.model, self.inputs = None, []
 
-    def calibrate(self) -> float:
-        return 0.0
+    overhead_s = 0.0
+
+    def hello(self) -> None:
+        pass
 
     def build(self, init_inputs: list, seed: int) -> list:
         self.recorder.candidate_file = os.path.join(self.workdir, "kgym_candidate.py")
@@ -34,10 +36,11 @@ class LocalCandidate:
     def fill(self, inputs: list, phase: str) -> None:
         self.inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
 
-    def run(self, mode: str, phase: str):
-        self.model.train(mode == "train")
+    def run(self, mode: str, phase: str, model=None):
+        model = model or self.model
+        model.train(mode == "train")
         try:
-            out = self.model(*self.inputs)
+            out = model(*self.inputs)
             if self.device == "cuda":
                 torch.cuda.synchronize()
             return compare.flatten(out)
@@ -53,10 +56,10 @@ class LocalCandidate:
             self.recorder.mode = None
         return out, "", compare.aliases(out, self.inputs), []
 
-    def timed_call(self, expected: list, phase: str = None) -> tuple:
+    def timed_call(self, expected: list, phase: str = None, null: bool = False) -> tuple:
         t0 = time.perf_counter()
-        out = self.run("eval", "timing")
-        return time.perf_counter() - t0, out
+        out = self.run("eval", "timing", timing.NullModel() if null else None)
+        return max(time.perf_counter() - t0 - (0.0 if null else self.overhead_s), 0.0), out
 
     def readout(self, answer, expected: list) -> tuple:
         return answer, ""

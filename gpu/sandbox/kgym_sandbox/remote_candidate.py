@@ -2,11 +2,10 @@
 
 Every answer is checked against the request it answers (a fresh nonce each), and every
 output the judge uses is copied into the judge's own memory before it is looked at. The
-candidate's time is the judge's clock around a request, less the channel's round trip as
-measured before any candidate code existed.
+candidate's time is the judge's clock around a request, less what a request costs beyond
+the call (timing.calibrate, before any candidate code existed).
 """
 import os
-import statistics
 import time
 
 import torch
@@ -14,16 +13,13 @@ import torch
 from . import channel as channel_mod
 from . import failures, packing, shared_tensors
 
-CALIBRATION_PINGS = 200
-
-
 class RemoteCandidate:
     def __init__(self, chan: channel_mod.Channel, device: str, source: str, traced: bool, memory_limit_mb: int = 0):
         self.channel, self.device, self.source, self.traced = chan, device, source, traced
         self.memory_limit_mb = memory_limit_mb
         self.isolation = []  # what the candidate process said confinement granted it
         self.driver = shared_tensors.CudaDriver() if device == "cuda" else None
-        self.round_trip_s = 0.0
+        self.overhead_s = 0.0  # timing.calibrate sets it
         self.input_buffers, self.input_specs = [], None
         self.slot = []
 
@@ -58,17 +54,12 @@ class RemoteCandidate:
 
     # -- set-up ----------------------------------------------------------------------------
 
-    def calibrate(self) -> float:
-        """The channel's round trip, before the candidate's code is loaded (so it is ours)."""
-        times = []
-        for i in range(CALIBRATION_PINGS):
-            t0 = time.perf_counter()
-            answer = self.request("load", {"op": "ping"}, internal_ok=True)
-            times.append(time.perf_counter() - t0)
-            if i == 0 and isinstance(answer.get("isolation"), list):
-                self.isolation = [str(g)[:100] for g in answer["isolation"][:30]]
-        self.round_trip_s = statistics.median(times)
-        return self.round_trip_s
+    def hello(self) -> None:
+        """The first request, answered before any candidate code exists: what confinement
+        granted the candidate process, or why it failed (then believed: INTERNAL_ERROR)."""
+        answer = self.request("load", {"op": "ping"}, internal_ok=True)
+        if isinstance(answer.get("isolation"), list):
+            self.isolation = [str(g)[:100] for g in answer["isolation"][:30]]
 
     def build(self, init_inputs: list, seed: int) -> list:
         """Loads the candidate and builds ModelNew; returns what it patched, if anything."""
@@ -131,16 +122,17 @@ class RemoteCandidate:
             return None, str(answer["wrong"])[:failures.MAX_MESSAGE_CHARS], False, self.patched(answer)
         return self.slot_copy(), "", answer.get("aliases") is True, self.patched(answer)
 
-    def timed_call(self, expected: list, phase: str = None) -> tuple:
-        """(seconds by the judge's clock, the answer) for one eval-mode call."""
+    def timed_call(self, expected: list, phase: str = None, null: bool = False) -> tuple:
+        """(seconds by the judge's clock, the answer) for one eval-mode call; `null`: of the
+        runner's own null model (calibration), with nothing taken off."""
         cuda = self.device == "cuda"
-        if not cuda:
+        if not cuda and not null:
             self.expect(expected, "timing")
-        message = {"op": "call", "mode": "eval", "phase": phase or "untraced", "after": "checks" if phase else None,
-                   "export": cuda, "copy": not cuda}
+        message = {"op": "call", "mode": "eval", "phase": phase or ("untraced" if not null else None),
+                   "after": "checks" if phase else None, "export": cuda, "copy": not cuda and not null, "null": null}
         t0 = time.perf_counter()
-        answer = self.request("timing", message)
-        return max(time.perf_counter() - t0 - self.round_trip_s, 0.0), answer
+        answer = self.request("timing" if not null else "load", message)
+        return max(time.perf_counter() - t0 - (0.0 if null else self.overhead_s), 0.0), answer
 
     def readout(self, answer: dict, expected: list) -> tuple:
         """(outputs, message when their layout is wrong) of a timed call's answer."""

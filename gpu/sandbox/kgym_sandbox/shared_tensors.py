@@ -85,6 +85,8 @@ class CudaDriver:
     def __init__(self):
         self.lib = ctypes.CDLL("libcuda.so.1")
         self.opened = {}  # handle bytes -> (base, size): a handle can be opened once per process
+        self.exported = {}  # (base, size) -> handle: exporting costs far more than a timed call may
+
 
     def _check(self, rc: int, what: str) -> None:
         if rc != 0:
@@ -103,10 +105,12 @@ class CudaDriver:
 
     def export(self, ptr: int) -> tuple:
         """(handle hex, offset of ptr in its allocation) for a pointer of this process."""
-        base, _ = self.allocation_of(ptr)
-        handle = _IpcHandle()
-        self._check(self.lib.cuIpcGetMemHandle(ctypes.byref(handle), ctypes.c_uint64(base)), "cuIpcGetMemHandle")
-        return ctypes.string_at(ctypes.addressof(handle), 64).hex(), ptr - base
+        base, size = self.allocation_of(ptr)
+        if (base, size) not in self.exported:
+            handle = _IpcHandle()
+            self._check(self.lib.cuIpcGetMemHandle(ctypes.byref(handle), ctypes.c_uint64(base)), "cuIpcGetMemHandle")
+            self.exported[(base, size)] = ctypes.string_at(ctypes.addressof(handle), 64).hex()
+        return self.exported[(base, size)], ptr - base
 
     def open(self, handle_hex: str) -> tuple:
         """(base, size) of the allocation another process exported."""

@@ -2,8 +2,9 @@
 
 Both sides are timed the same way, by the judge's own perf_counter: the reference as one
 call and a device synchronisation here; the candidate as one request to its process (which
-runs forward and synchronises before it answers), less the channel's round trip measured
-before the candidate's code existed. Before every call the judge refills the inputs with new
+runs forward and synchronises before it answers), less what such a request costs beyond the
+call itself: measured before the candidate's code existed, as the difference between the
+runner's own null model called through that very path and the same model called here. Before every call the judge refills the inputs with new
 values (the reference's copy and the candidate's) and flushes L2 from its own context (the
 cache is the GPU's, so that covers the candidate's context too). No clock of the candidate's
 process is read. After each candidate call the judge decides, at random, whether to compare
@@ -57,6 +58,34 @@ class Clock:
         self.ready()
         seconds, answer = candidate.timed_call(expected, phase)
         return answer, seconds * 1e3
+
+
+class NullModel(torch.nn.Module):
+    """One small kernel: calibrates what a timed call costs besides the model's own work."""
+
+    def forward(self, x):
+        return x + 1
+
+
+CALIBRATION_CALLS = 100
+
+
+def calibrate(candidate, device: str) -> float:
+    """Seconds a timed request to the candidate process costs beyond what the same call
+    costs here (channel, runner, IPC export, context switch), from the medians of null-model
+    calls alternated on both sides; the candidate's code is not loaded yet."""
+    clock = Clock(device)
+    null, x = NullModel(), torch.zeros(1024, device=device)
+    candidate.fill([x], "load")
+    remote, local = [], []
+    with torch.no_grad():
+        for i in range(CALIBRATION_CALLS):
+            clock.ready()
+            remote.append(candidate.timed_call([], null=True)[0])
+            _, ms = clock.time_reference_ms(null, [x])
+            local.append(ms / 1e3)
+    candidate.overhead_s = max(statistics.median(remote) - statistics.median(local), 0.0)
+    return candidate.overhead_s
 
 
 def flat(out) -> list:

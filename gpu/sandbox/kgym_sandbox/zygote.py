@@ -75,8 +75,8 @@ class Pair:
     the executor) and the candidate process (untrusted: the candidate's code, answering the
     judge over a socket pair). Each confines itself in its own directory under another uid
     and, on the GPU, creates its CUDA context while the previous evaluation runs. Warm-ups
-    hold the zygote's lock exclusively; a judge takes it shared before it starts timing, so
-    a warm-up never overlaps a timed region."""
+    hold the zygote's lock shared (the pair's two run at once); a judge takes it exclusively
+    for a moment before it starts timing, so a warm-up never overlaps a timed region."""
 
     def __init__(self, workdir: str, device: str, recorder, lock_fd: int, out_fd: int, bindings: dict):
         self.workdir = workdir
@@ -151,7 +151,7 @@ def warm_cuda(lock_fd: int, seconds: dict) -> None:
     compile time, and throughput did not improve.)"""
     import torch
     started = time.perf_counter()
-    fcntl.lockf(lock_fd, fcntl.LOCK_EX)
+    fcntl.lockf(lock_fd, fcntl.LOCK_SH)
     try:
         torch.zeros(1, device="cuda")
         torch.ones(8, 8, device="cuda") @ torch.ones(8, 8, device="cuda")  # cuBLAS handle
@@ -164,7 +164,7 @@ def warm_cuda(lock_fd: int, seconds: dict) -> None:
 
 
 def wait_for_quiet_gpu(lock_fd: int) -> None:
-    fcntl.lockf(lock_fd, fcntl.LOCK_SH)
+    fcntl.lockf(lock_fd, fcntl.LOCK_EX)
     fcntl.lockf(lock_fd, fcntl.LOCK_UN)
 
 
