@@ -91,5 +91,116 @@ class CostModel(unittest.TestCase):
         self.assertEqual(cost_model.coverage(0.0, 5.0), 0.0)
 
 
+class BatchSize(unittest.TestCase):
+    def test_long_enough_to_amortise_a_request_within_memory(self):
+        self.assertEqual(timing.batch_size(0.0027, 1 << 20), 19)     # ceil(0.05 / 0.0027)
+        self.assertEqual(timing.batch_size(0.2, 1 << 20), 1)         # one long call is a batch
+        self.assertEqual(timing.batch_size(1e-5, 1 << 20), 64)       # capped
+        self.assertEqual(timing.batch_size(1e-3, 1 << 30), 4)        # 4 GiB budget / 1 GiB per call
+        self.assertEqual(timing.batch_size(1e-3, 16 << 30), 1)       # never fewer than one
+
+
+class Packing(unittest.TestCase):
+    def test_round_trip_with_tensors_in_shared_buffers(self):
+        from kgym_sandbox import packing
+        t = torch.arange(4.0)
+        buffers = []
+        items = packing.pack([t, 3, (0.5, [True, None]), "x"], buffers)
+        self.assertEqual(items, [{"tensor": 0}, {"value": 3}, {"tuple": [{"value": 0.5}, {"list": [{"value": True},
+                                                                                                  {"value": None}]}]},
+                                 {"value": "x"}])
+        values = packing.unpack(items, buffers)
+        self.assertTrue(torch.equal(values[0], t))
+        self.assertEqual(values[1:], [3, (0.5, [True, None]), "x"])
+
+    def test_refuses_what_pack_never_writes(self):
+        from kgym_sandbox import packing
+        for bad in ([{"tensor": 5}], [{"tensor": 0, "value": 1}], [{"code": "import os"}], {"value": 1},
+                    [{"value": {"a": 1}}]):
+            with self.assertRaises(ValueError):
+                packing.unpack(bad, [torch.zeros(1)])
+
+
+class SharedTensors(unittest.TestCase):
+    def test_specs_from_the_other_side_are_checked(self):
+        from kgym_sandbox import shared_tensors as st
+        self.assertEqual(st.checked_spec({"shape": [2, 3], "dtype": "float16"}), {"shape": [2, 3], "dtype": "float16"})
+        for bad in ({"shape": [-1], "dtype": "float32"}, {"shape": [2], "dtype": "os.system"},
+                    {"shape": "2", "dtype": "float32"}, {"shape": [1] * 17, "dtype": "float32"}, None):
+            with self.assertRaises((ValueError, KeyError)):
+                st.checked_spec(bad)
+
+    def test_arena_is_shared_and_its_size_sealed(self):
+        from kgym_sandbox import shared_tensors as st
+        specs = [{"shape": [4], "dtype": "float32"}, {"shape": [2, 2], "dtype": "int64"}]
+        self.assertEqual(st.layout(specs), ([0, 256], 512))  # each tensor aligned to 256 bytes
+        mine = st.Arena("cpu", specs)
+        theirs = st.Arena("cpu", specs, fd=os.dup(mine.fd))
+        theirs.tensors[0].copy_(torch.tensor([1.0, 2.0, 3.0, 4.0]))
+        theirs.tensors[1].fill_(7)
+        self.assertEqual(mine.tensors[0].tolist(), [1.0, 2.0, 3.0, 4.0])
+        self.assertEqual(mine.tensors[1].tolist(), [[7, 7], [7, 7]])
+        with self.assertRaises(OSError):  # the candidate cannot shrink it under the judge's mapping
+            os.ftruncate(theirs.fd, 0)
+        with self.assertRaises(ValueError):  # nor claim more tensors than it holds
+            st.Arena("cpu", specs + [{"shape": [64], "dtype": "float32"}], fd=os.dup(mine.fd))
+
+
+BATCHNORM_TASK = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.bn = nn.BatchNorm2d(c)
+        self.drop = nn.Dropout(0.3)
+
+    def forward(self, x):
+        return self.drop(torch.relu(self.bn(self.conv(x))))
+
+def get_inputs():
+    return [torch.randn(4, 3, 8, 8)]
+
+def get_init_inputs():
+    return [3]
+"""
+
+
+class JudgeInProcess(unittest.TestCase):
+    """The judge's evaluation on the plain harness's in-process candidate (no sandbox)."""
+
+    def evaluate(self, candidate_source: str) -> dict:
+        import tempfile
+        from kgym_sandbox import evaluate, launches, local_candidate
+        recorder = launches.install(interpreted=True)
+        request = {"device": "CPU", "task": {"id": "bn", "source": BATCHNORM_TASK},
+                   "candidate": {"source": candidate_source},
+                   "options": {"no_hacking_check": True, "timing_reps": 4, "min_timed_s": 0.001}}
+        result = {}
+        with tempfile.TemporaryDirectory() as workdir:
+            candidate = local_candidate.LocalCandidate("cpu", candidate_source, workdir, recorder)
+            try:
+                evaluate.evaluate(request, workdir, candidate, lambda name: None, result)
+            except evaluate.Failure as failure:
+                result.update(verdict=failure.verdict, message=failure.message)
+        return result
+
+    def test_batchnorm_and_dropout_identity_is_correct_in_both_modes(self):
+        # The reference follows the candidate's train/eval sequence from the same state (so the
+        # running statistics agree in eval mode) and each call gets one RNG seed (dropout).
+        result = self.evaluate(BATCHNORM_TASK.replace("class Model(", "class ModelNew("))
+        self.assertEqual(result["verdict"], "OK", result.get("message"))
+        self.assertEqual([t["mode"] for t in result["trials"]], ["train", "eval"] * 5)
+
+    def test_a_candidate_that_skips_the_running_statistics_fails_eval_mode(self):
+        frozen = BATCHNORM_TASK.replace("class Model(", "class ModelNew(").replace(
+            "self.bn = nn.BatchNorm2d(c)", "self.bn = nn.BatchNorm2d(c, track_running_stats=False)")
+        result = self.evaluate(frozen)
+        self.assertEqual(result["verdict"], "INCORRECT")
+        self.assertIn("trial 0 (eval mode)", result["message"])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -3,8 +3,8 @@ runs forward on the buffers the judge hands it, one request at a time, and answe
 
 Nothing here is trusted: the candidate's code shares this process and may rewrite any of it.
 What it answers is data for the judge, which owns the reference, the inputs, the clocks and
-the verdict in a process of its own. The judge reads outputs from buffers it owns (or, for
-timed calls on the GPU, from the allocation the output lies in) and checks them itself.
+the verdict in a process of its own. Inputs arrive, and outputs leave, through buffers the
+judge owns; the judge checks them itself.
 """
 import os
 
@@ -19,9 +19,9 @@ class Runner:
         self.channel, self.workdir, self.device = chan, workdir, device
         self.recorder, self.tracer, self.bindings = recorder, tracer, bindings
         self.driver = shared_tensors.CudaDriver() if device == "cuda" else None
-        self.model, self.null_model = None, timing.NullModel()
+        self.model = None
         self.granted, self.confine_error = [], None
-        self.inputs, self.slot, self.last = [], [], None
+        self.input_sets, self.slots = [[]], [[]]  # per call of a batch: its inputs, its output buffers
         self.phase = None
 
     # -- the requests --------------------------------------------------------------------
@@ -44,7 +44,7 @@ class Runner:
             return self.refusal("COMPILE_ERROR", "candidate does not load: " + failures.last_line(exc))
         if not isinstance(getattr(module, "ModelNew", None), type):
             return self.refusal("COMPILE_ERROR", "candidate defines no class ModelNew")
-        init_inputs = packing.unpack(message["init_inputs"], [b.tensor for b in self.map_buffers(message["buffers"], fds)])
+        init_inputs = packing.unpack(message["init_inputs"], self.map_arena(message["arena"], fds))
         torch.manual_seed(int(message["seed"]))
         try:
             with torch.device(self.device):
@@ -54,59 +54,84 @@ class Runner:
         return {"patched": integrity.patched(self.bindings), "limits": self.granted}
 
     def inputs_(self, message, fds):
-        buffers = self.map_buffers(message["buffers"], fds)
-        self.inputs = packing.unpack(message["items"], [b.tensor for b in buffers])
+        tensors = self.map_arena(message["arena"], fds)
+        self.input_sets = [packing.unpack(items, tensors) for items in message["sets"]]
         return {}
 
     def outputs(self, message, fds):
-        self.slot = [b.tensor for b in self.map_buffers(message["buffers"], fds)]
+        tensors = self.map_arena(message["arena"], fds)
+        per_call = int(message["per_call"])
+        self.slots = [tensors[i:i + per_call] for i in range(0, len(tensors), per_call)]
         return {}
 
     def call(self, message, fds):
-        """One forward. `copy`: into the judge's output slot; `export` (GPU timing): say where
-        the output lies; `count`: a correctness call whose generated launches are recorded."""
+        """One correctness call (set 0, slot 0), its generated launches recorded in its mode."""
+        self.enter(message.get("mode"))
+        self.model.train(message.get("mode") == "train")
+        torch.manual_seed(int(message["seed"]))
+        self.recorder.mode = message.get("mode")
+        try:
+            answer = self.run(self.model, 1)
+        finally:
+            self.recorder.mode = None
+            self.enter("checks")
+        if "wrong" not in answer and "error" not in answer:
+            answer["patched"] = integrity.patched(self.bindings)
+        return answer
+
+    def batch(self, message, fds):
+        """A timed batch: k eval-mode calls back to back on input sets 0..k-1, each output
+        copied into its slot, then one device-wide synchronisation. `null`: null calls over the
+        same bytes (timing.null_call: the judge's calibration); `phase`: a traced call."""
         self.enter(message.get("phase"))
-        model = self.null_model if message.get("null") else self.model
-        model.train(message.get("mode") == "train")
-        if message.get("seed"):
-            torch.manual_seed(int(message["seed"]))
-        self.recorder.mode = message.get("mode") if message.get("count") else None
+        try:
+            if message.get("null"):
+                return self.run_null(int(message["k"]))
+            self.model.train(False)
+            return self.run(self.model, int(message["k"]))
+        finally:
+            if str(message.get("phase", "")).startswith("timed:"):
+                self.enter("checks")
+
+    def run_null(self, k: int) -> dict:
+        for inputs, slot in zip(self.input_sets[:k], self.slots[:k]):
+            timing.null_call(inputs, slot)
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+        return {}
+
+    def run(self, model, k: int) -> dict:
+        if not 1 <= k <= min(len(self.input_sets), len(self.slots)):
+            return self.refusal("RUNTIME_ERROR", f"a batch of {k} calls without {k} input sets and slots")
+        aliases = False
         try:
             with torch.no_grad():
-                out = model(*self.inputs)
+                for inputs, slot in zip(self.input_sets[:k], self.slots[:k]):
+                    out = model(*inputs)
+                    try:
+                        flat = compare.flatten(out)
+                    except TypeError as exc:
+                        return {"wrong": str(exc)}
+                    wrong = self.copy_to(slot, flat)
+                    if wrong:
+                        return {"wrong": wrong}
+                    aliases = aliases or compare.aliases(flat, [x for x in inputs if isinstance(x, torch.Tensor)])
             if self.device == "cuda":
                 torch.cuda.synchronize()
         except BaseException as exc:
             return self.refusal(failures.classify(exc), failures.last_line(exc))
-        finally:
-            self.recorder.mode = None
-            self.enter(message.get("after"))
-        try:
-            flat = compare.flatten(out)
-        except TypeError as exc:
-            return {"wrong": str(exc)}
-        answer = {"aliases": compare.aliases(out, [x for x in self.inputs if isinstance(x, torch.Tensor)]),
-                  "specs": packing.flat_specs(flat)}
-        if message.get("export"):
-            self.last = flat  # kept alive until the next call, while the judge reads it
-            answer["outputs"] = [shared_tensors.export_output(self.driver, t) for t in flat]
-        if message.get("copy"):
-            wrong = self.copy_to_slot(flat)
-            if wrong:
-                return {"wrong": wrong}
-        if message.get("count"):
-            answer["patched"] = integrity.patched(self.bindings)
-        return answer
+        return {"aliases": aliases}
 
     def profile(self, message, fds):
         """The CPU mode's profiled pass of one mode (cost_model): work left in PyTorch, and
         modeled seconds; the output goes to the slot for the judge to check."""
         self.model.train(message.get("mode") == "train")
+        torch.manual_seed(int(message["seed"]))
         given = []
         try:
             work, seconds = cost_model.pytorch_work(self.model, [x.clone() if isinstance(x, torch.Tensor) else x
-                                                                 for x in self.inputs], self.recorder, given)
-            wrong = self.copy_to_slot(compare.flatten(given[0]))
+                                                                 for x in self.input_sets[0]], self.recorder, given)
+            wrong = self.copy_to(self.slots[0], compare.flatten(given[0]))
         except BaseException as exc:
             return self.refusal(failures.classify(exc), failures.last_line(exc))
         return {"work": work, "seconds": seconds, **({"wrong": wrong} if wrong else {})}
@@ -129,14 +154,14 @@ class Runner:
     def refusal(self, verdict: str, text: str) -> dict:
         return {"error": {"verdict": verdict, "message": text[:failures.MAX_MESSAGE_CHARS]}}
 
-    def map_buffers(self, specs: list, fds: list) -> list:
-        if self.device == "cuda":
-            return [shared_tensors.DeviceBuffer(self.driver, shared_tensors.checked_spec(s), s["handle"]) for s in specs]
-        return [shared_tensors.HostBuffer(shared_tensors.checked_spec(s), fd) for s, fd in zip(specs, fds)]
+    def map_arena(self, described: dict, fds: list) -> list:
+        arena = shared_tensors.Arena(self.device, described["tensors"], self.driver, handle=described.get("handle", ""),
+                                     fd=os.dup(fds[0]) if fds else -1)
+        return arena.tensors
 
-    def copy_to_slot(self, flat: list) -> str:
+    def copy_to(self, slot: list, flat: list) -> str:
         """Copies the outputs into the judge's buffers; what differs in their layout, if anything."""
-        wanted = packing.flat_specs(self.slot)
+        wanted = packing.flat_specs(slot)
         given = packing.flat_specs(flat)
         if len(given) != len(wanted):
             return f"returned {len(given)} tensors, expected {len(wanted)}"
@@ -146,15 +171,16 @@ class Runner:
                 return f"{where}shape {tuple(g['shape'])}, expected {tuple(w['shape'])}"
             if g["dtype"] != w["dtype"]:
                 return f"{where}dtype torch.{g['dtype']}, expected torch.{w['dtype']}"
-        for dst, src in zip(self.slot, flat):
-            dst.copy_(src.detach().to(dst.device))
-        if self.device == "cuda":
-            torch.cuda.synchronize()
+        for i, (dst, src) in enumerate(zip(slot, flat)):
+            if src.device != dst.device:
+                return f"{'output %d: ' % i if len(wanted) > 1 else ''}on {src.device}, expected {dst.device}"
+        for dst, src in zip(slot, flat):
+            dst.copy_(src.detach())
         return ""
 
 
 OPS = {"ping": Runner.ping, "build": Runner.build, "inputs": Runner.inputs_, "outputs": Runner.outputs,
-       "call": Runner.call, "profile": Runner.profile, "launches": Runner.launches, "finish": Runner.finish}
+       "call": Runner.call, "batch": Runner.batch, "profile": Runner.profile, "launches": Runner.launches, "finish": Runner.finish}
 
 
 def serve(runner: Runner) -> None:

@@ -15,7 +15,7 @@ class LocalCandidate:
 
     def __init__(self, device: str, source: str, workdir: str, recorder):
         self.device, self.source, self.workdir, self.recorder = device, source, workdir, recorder
-        self.model, self.inputs = None, []
+        self.model, self.inputs, self.sets, self.outputs = None, [], [[]], []
 
     overhead_s = 0.0
 
@@ -33,17 +33,21 @@ class LocalCandidate:
             raise failures.Failure("COMPILE_ERROR", "load", "candidate does not load: " + failures.last_line(exc))
         return []
 
-    def fill(self, inputs: list, phase: str) -> None:
-        self.inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+    def fill_sets(self, sets: list, phase: str) -> None:
+        self.sets = [[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs] for inputs in sets]
+        self.inputs = self.sets[0]
 
-    def run(self, mode: str, phase: str, model=None):
+    def fill(self, inputs: list, phase: str) -> None:
+        self.fill_sets([inputs], phase)
+
+    def expect(self, expected: list, phase: str, k: int = 1) -> None:
+        self.outputs = [None] * k
+
+    def run(self, mode: str, phase: str, model=None, inputs=None):
         model = model or self.model
         model.train(mode == "train")
         try:
-            out = model(*self.inputs)
-            if self.device == "cuda":
-                torch.cuda.synchronize()
-            return compare.flatten(out)
+            return compare.flatten(model(*(inputs if inputs is not None else self.inputs)))
         except BaseException as exc:
             raise failures.failure_from(exc, phase, f"forward ({mode} mode)")
 
@@ -56,16 +60,23 @@ class LocalCandidate:
             self.recorder.mode = None
         return out, "", compare.aliases(out, self.inputs), []
 
-    def timed_call(self, expected: list, phase: str = None, null: bool = False) -> tuple:
+    def timed_batch(self, k: int, phase: str = None, null: bool = False) -> tuple:
         t0 = time.perf_counter()
-        out = self.run("eval", "timing", timing.NullModel() if null else None)
-        return max(time.perf_counter() - t0 - (0.0 if null else self.overhead_s), 0.0), out
+        if null:
+            for inputs in self.sets[:k]:
+                timing.null_call(inputs, [])
+        else:
+            self.outputs = [[t.clone() for t in self.run("eval", "timing", None, inputs)] for inputs in self.sets[:k]]
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+        return max(time.perf_counter() - t0 - (0.0 if null else self.overhead_s), 0.0), {}
 
-    def readout(self, answer, expected: list) -> tuple:
-        return answer, ""
+    def slot_output(self, i: int) -> list:
+        return self.outputs[i]
 
-    def profile(self, mode: str, expected: list) -> tuple:
+    def profile(self, mode: str, seed: int, expected: list) -> tuple:
         self.model.train(mode == "train")
+        torch.manual_seed(seed)
         given = []
         work, seconds = cost_model.pytorch_work(self.model, self.inputs, self.recorder, given)
         return work, seconds, compare.flatten(given[0]), ""

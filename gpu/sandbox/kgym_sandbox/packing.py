@@ -1,5 +1,5 @@
-"""Argument lists (a task's inputs, its init inputs) as channel data: tensors go into shared
-buffers the judge owns, everything else (ints, floats, nested tuples) as JSON values."""
+"""Argument lists (a task's inputs, its init inputs) as channel data: tensors go into a shared
+arena the judge owns, everything else (ints, floats, nested tuples) as JSON values."""
 import torch
 
 from . import shared_tensors
@@ -7,13 +7,13 @@ from . import shared_tensors
 MAX_DEPTH = 8
 
 
-def pack(values: list, buffers: list, share) -> list:
-    """JSON items for `values`; each tensor becomes {"tensor": i} and `share(tensor)` (a new
-    shared buffer with its values) is appended to `buffers` at i."""
+def pack(values: list, tensors: list) -> list:
+    """JSON items for `values`; each tensor becomes {"tensor": i} and is appended to `tensors`
+    at i (the caller puts them into a shared arena)."""
     def item(value, depth):
         if isinstance(value, torch.Tensor):
-            buffers.append(share(value))
-            return {"tensor": len(buffers) - 1}
+            tensors.append(value)
+            return {"tensor": len(tensors) - 1}
         if isinstance(value, (tuple, list)) and depth < MAX_DEPTH:
             return {"tuple" if isinstance(value, tuple) else "list": [item(v, depth + 1) for v in value]}
         if value is None or isinstance(value, (bool, int, float, str)):
@@ -40,10 +40,6 @@ def unpack(items, tensors: list) -> list:
     if not isinstance(items, list):
         raise ValueError("malformed argument list")
     return [value(v, 0) for v in items]
-
-
-def specs_of(buffers: list) -> list:
-    return [dict(b.spec, handle=getattr(b, "handle", "")) for b in buffers]
 
 
 def flat_specs(tensors: list) -> list:

@@ -3,7 +3,7 @@
 Every answer is checked against the request it answers (a fresh nonce each), and every
 output the judge uses is copied into the judge's own memory before it is looked at. The
 candidate's time is the judge's clock around a request, less what a request costs beyond
-the call (timing.calibrate, before any candidate code existed).
+the calls (timing.plan, before any candidate code existed).
 """
 import os
 import time
@@ -19,9 +19,9 @@ class RemoteCandidate:
         self.memory_limit_mb = memory_limit_mb
         self.isolation = []  # what the candidate process said confinement granted it
         self.driver = shared_tensors.CudaDriver() if device == "cuda" else None
-        self.overhead_s = 0.0  # timing.calibrate sets it
-        self.input_buffers, self.input_specs = [], None
-        self.slot = []
+        self.overhead_s = 0.0  # timing.plan sets it
+        self.input_arena, self.input_layout, self.input_sets = None, None, 0  # the candidate's copies
+        self.slots, self.slot_specs = [], None  # per call of a batch: its output buffers
 
     def request(self, phase: str, message: dict, fds: list = (), internal_ok: bool = False) -> dict:
         """Sends one request and returns its answer; a failure for a dead or lying candidate.
@@ -63,102 +63,92 @@ class RemoteCandidate:
 
     def build(self, init_inputs: list, seed: int) -> list:
         """Loads the candidate and builds ModelNew; returns what it patched, if anything."""
-        buffers = []
-        items = packing.pack(init_inputs, buffers, self.share)
+        tensors = []
+        items = packing.pack(init_inputs, tensors)
+        arena = self.share(tensors)
         answer = self.request("load", {"op": "build", "source": self.source, "init_inputs": items, "seed": seed,
-                                       "memory_limit_mb": self.memory_limit_mb,
-                                       "buffers": packing.specs_of(buffers)}, self.fds(buffers))
+                                       "memory_limit_mb": self.memory_limit_mb, "arena": arena.describe()},
+                              arena.fds())
         if isinstance(answer.get("limits"), list):
             self.isolation = [str(g)[:100] for g in answer["limits"][:30]]
         return self.patched(answer)
 
-    def share(self, tensor: torch.Tensor):
-        spec = shared_tensors.spec_of(tensor)
-        buffer = shared_tensors.DeviceBuffer(self.driver, spec) if self.device == "cuda" else shared_tensors.HostBuffer(spec)
-        buffer.tensor.copy_(tensor)
-        return buffer
-
-    def fds(self, buffers: list) -> list:
-        return [b.fd for b in buffers] if self.device == "cpu" else []
+    def share(self, tensors: list) -> shared_tensors.Arena:
+        """A new arena holding copies of `tensors`."""
+        arena = shared_tensors.Arena(self.device, packing.flat_specs(tensors), self.driver)
+        for dst, src in zip(arena.tensors, tensors):
+            dst.copy_(src)
+        return arena
 
     # -- inputs and outputs ------------------------------------------------------------------
 
-    def fill(self, inputs: list, phase: str) -> None:
-        """Gives the candidate its own copy of `inputs` (it may write into it; the reference
-        never sees that copy): new buffers when the layout changes, else written in place."""
-        items = packing.pack(inputs, [], lambda t: None)
-        specs = (items, [shared_tensors.spec_of(x) for x in inputs if isinstance(x, torch.Tensor)])
-        if specs != self.input_specs:
-            buffers = []
-            items = packing.pack(inputs, buffers, self.share)
-            self.request(phase, {"op": "inputs", "items": items, "buffers": packing.specs_of(buffers)},
-                         self.fds(buffers))
-            self.input_buffers, self.input_specs = buffers, specs
-            return
-        for buffer, x in zip(self.input_buffers, [x for x in inputs if isinstance(x, torch.Tensor)]):
-            buffer.tensor.copy_(x)
+    def fill_sets(self, sets: list, phase: str) -> None:
+        """Gives the candidate its own copy of each input set (it may write into it; the
+        reference never sees that copy): a new arena when the layout changes or more sets are
+        needed than are shared, else written in place."""
+        tensors = []
+        items = [packing.pack(inputs, tensors) for inputs in sets]
+        layout = items[0], packing.flat_specs(tensors[:len(tensors) // len(sets)])
+        if layout != self.input_layout or len(sets) > self.input_sets:
+            arena = self.share(tensors)
+            self.request(phase, {"op": "inputs", "sets": items, "arena": arena.describe()}, arena.fds())
+            self.input_arena, self.input_layout, self.input_sets = arena, layout, len(sets)
+        else:
+            for dst, src in zip(self.input_arena.tensors, tensors):
+                dst.copy_(src)
         if self.device == "cuda":
             torch.cuda.synchronize()
 
-    def expect(self, expected: list, phase: str) -> None:
-        """Output buffers shaped like the reference's outputs, for the candidate to copy into."""
-        specs = packing.flat_specs(expected)
-        if specs != packing.flat_specs([b.tensor for b in self.slot]):
-            self.slot = [self.share(torch.zeros_like(t)) for t in expected]
-            self.request(phase, {"op": "outputs", "buffers": packing.specs_of(self.slot)}, self.fds(self.slot))
+    def fill(self, inputs: list, phase: str) -> None:
+        self.fill_sets([inputs], phase)
 
-    def slot_copy(self) -> list:
-        """The judge's own copy of what the candidate left in the output buffers."""
-        return [b.tensor.clone() for b in self.slot]
+    def expect(self, expected: list, phase: str, k: int = 1) -> None:
+        """k sets of output buffers shaped like the reference's outputs, for the candidate's
+        calls to copy into (the judge's memory: nothing is read from the candidate's)."""
+        specs = packing.flat_specs(expected)
+        if specs != self.slot_specs or k > len(self.slots):
+            arena = shared_tensors.Arena(self.device, specs * k, self.driver)
+            self.request(phase, {"op": "outputs", "per_call": len(expected), "arena": arena.describe()}, arena.fds())
+            self.slots = [arena.tensors[i:i + len(expected)] for i in range(0, len(arena.tensors), len(expected))]
+            self.slot_specs = specs
+
+    def slot_output(self, i: int) -> list:
+        """The judge's own copy of what the candidate's call i left in its output buffers."""
+        return [t.clone() for t in self.slots[i]]
 
     # -- calls ---------------------------------------------------------------------------
 
     def call(self, mode: str, seed: int, phase: str, expected: list) -> tuple:
         """A correctness call: (outputs or None, message when their layout is wrong, aliases, patched)."""
         self.expect(expected, phase)
-        answer = self.request(phase, {"op": "call", "mode": mode, "seed": seed, "phase": mode, "after": "checks",
-                                      "copy": True, "count": True})
+        answer = self.request(phase, {"op": "call", "mode": mode, "seed": seed})
         if "wrong" in answer:
-            return None, str(answer["wrong"])[:failures.MAX_MESSAGE_CHARS], False, self.patched(answer)
-        return self.slot_copy(), "", answer.get("aliases") is True, self.patched(answer)
+            return None, str(answer["wrong"])[:failures.MAX_MESSAGE_CHARS], False, []
+        return self.slot_output(0), "", answer.get("aliases") is True, self.patched(answer)
 
-    def timed_call(self, expected: list, phase: str = None, null: bool = False) -> tuple:
-        """(seconds by the judge's clock, the answer) for one eval-mode call; `null`: of the
-        runner's own null model (calibration), with nothing taken off."""
-        cuda = self.device == "cuda"
-        if not cuda and not null:
-            self.expect(expected, "timing")
-        message = {"op": "call", "mode": "eval", "phase": phase or ("untraced" if not null else None),
-                   "after": "checks" if phase else None, "export": cuda, "copy": not cuda and not null, "null": null}
+    def timed_batch(self, k: int, phase: str = None, null: bool = False) -> tuple:
+        """(seconds by the judge's clock, the answer) for k eval-mode calls back to back; `null`:
+        of null calls over the same bytes (calibration), with nothing taken off."""
+        message = {"op": "batch", "k": k, "phase": phase or (None if null else "untraced"), "null": null}
         t0 = time.perf_counter()
         answer = self.request("timing" if not null else "load", message)
-        return max(time.perf_counter() - t0 - (0.0 if null else self.overhead_s), 0.0), answer
-
-    def readout(self, answer: dict, expected: list) -> tuple:
-        """(outputs, message when their layout is wrong) of a timed call's answer."""
+        seconds = max(time.perf_counter() - t0 - (0.0 if null else self.overhead_s), 0.0)
         if "wrong" in answer:
-            return None, str(answer["wrong"])[:failures.MAX_MESSAGE_CHARS]
-        if self.device != "cuda":
-            return self.slot_copy(), ""
-        described = answer.get("outputs")
-        if not isinstance(described, list) or len(described) != len(expected):
-            return None, f"returned {len(described) if isinstance(described, list) else 'no'} tensors, " \
-                         f"expected {len(expected)}"
-        try:
-            return [shared_tensors.import_output(self.driver, d) for d in described], ""
-        except (ValueError, RuntimeError, TypeError) as exc:
-            raise self.forged("timing", f"timed output: {exc}")
+            raise failures.Failure("HACKED", "timing", "wrong output while being timed: " + str(answer["wrong"])[:500],
+                                   [{"kind": "wrong_output_when_timed", "detail": str(answer["wrong"])[:500],
+                                     "source": "judge"}])
+        return seconds, answer
 
-    def profile(self, mode: str, expected: list) -> tuple:
+    def profile(self, mode: str, seed: int, expected: list) -> tuple:
         """CPU mode: (PyTorch work left, modeled seconds, outputs or None, message)."""
         self.expect(expected, "correctness")
-        answer = self.request("correctness", {"op": "profile", "mode": mode})
+        answer = self.request("correctness", {"op": "profile", "mode": mode, "seed": seed})
         work, seconds = answer.get("work"), answer.get("seconds")
         if not all(isinstance(v, (int, float)) and v >= 0 for v in (work, seconds)):
             raise self.forged("correctness", "a malformed profile")
         if "wrong" in answer:
             return float(work), float(seconds), None, str(answer["wrong"])[:failures.MAX_MESSAGE_CHARS]
-        return float(work), float(seconds), self.slot_copy(), ""
+        return float(work), float(seconds), self.slot_output(0), ""
 
     def launches(self) -> list:
         """The candidate process's launch record, rebuilt from what it says (its word: the

@@ -4,9 +4,8 @@ The judge owns every buffer it shares (inputs for the candidate, on the CPU also
 slots): each is an allocation of its own (a sealed memfd on the CPU, a cuMemAlloc on the GPU),
 so a handle to one never exposes the judge's other memory. An IPC handle opens a whole
 allocation, and the caching allocator packs many tensors into one; so the judge never shares
-caching-allocator memory. The candidate's timed outputs travel the other way on the GPU: its
-process exports the allocation holding them, and the judge reads them after checking that
-the claimed extent lies inside what the handle opened.
+caching-allocator memory. Outputs come back the same way: the candidate's calls copy them
+into output buffers of the judge's; nothing of the candidate's memory is ever mapped here.
 """
 import ctypes
 import fcntl
@@ -51,30 +50,6 @@ def checked_spec(value) -> dict:
     return {"shape": list(value["shape"]), "dtype": dtype_name(dtype_of(value["dtype"]))}
 
 
-# --- the CPU: memfd buffers -------------------------------------------------------------
-
-class HostBuffer:
-    """A memfd of one tensor's bytes, mapped shared. The judge makes it and seals its size
-    (the candidate can then neither shrink it under the judge's mapping nor grow it)."""
-
-    def __init__(self, spec: dict, fd: int = -1):
-        self.spec = spec
-        size = max(nbytes_of(spec), 1)
-        if fd < 0:
-            fd = os.memfd_create("kgym-tensor", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-            os.ftruncate(fd, size)
-            fcntl.fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
-        elif os.fstat(fd).st_size < size:
-            raise ValueError("shared buffer smaller than its spec")
-        self.fd = fd
-        self.map = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-        dtype = dtype_of(spec["dtype"])
-        flat = torch.frombuffer(self.map, dtype=torch.uint8, count=nbytes_of(spec))
-        self.tensor = flat.view(dtype).view(spec["shape"]) if nbytes_of(spec) else torch.empty(spec["shape"], dtype=dtype)
-
-
-# --- the GPU: driver allocations and IPC handles ---------------------------------------
-
 class _IpcHandle(ctypes.Structure):
     _fields_ = [("reserved", ctypes.c_byte * 64)]
 
@@ -85,7 +60,6 @@ class CudaDriver:
     def __init__(self):
         self.lib = ctypes.CDLL("libcuda.so.1")
         self.opened = {}  # handle bytes -> (base, size): a handle can be opened once per process
-        self.exported = {}  # (base, size) -> handle: exporting costs far more than a timed call may
 
 
     def _check(self, rc: int, what: str) -> None:
@@ -103,14 +77,11 @@ class CudaDriver:
                     "cuMemGetAddressRange")
         return base.value, size.value
 
-    def export(self, ptr: int) -> tuple:
-        """(handle hex, offset of ptr in its allocation) for a pointer of this process."""
-        base, size = self.allocation_of(ptr)
-        if (base, size) not in self.exported:
-            handle = _IpcHandle()
-            self._check(self.lib.cuIpcGetMemHandle(ctypes.byref(handle), ctypes.c_uint64(base)), "cuIpcGetMemHandle")
-            self.exported[(base, size)] = ctypes.string_at(ctypes.addressof(handle), 64).hex()
-        return self.exported[(base, size)], ptr - base
+    def export(self, base: int) -> str:
+        """The IPC handle (hex) of an allocation of this process."""
+        handle = _IpcHandle()
+        self._check(self.lib.cuIpcGetMemHandle(ctypes.byref(handle), ctypes.c_uint64(base)), "cuIpcGetMemHandle")
+        return ctypes.string_at(ctypes.addressof(handle), 64).hex()
 
     def open(self, handle_hex: str) -> tuple:
         """(base, size) of the allocation another process exported."""
@@ -144,50 +115,56 @@ def device_view(ptr: int, spec: dict, strides=None) -> torch.Tensor:
     return torch.as_tensor(array, device="cuda")
 
 
-class DeviceBuffer:
-    """A cuMemAlloc of one tensor's bytes (the judge's), shared with the candidate by handle."""
-
-    def __init__(self, driver: CudaDriver, spec: dict, handle: str = ""):
-        self.spec = spec
-        if handle:
-            base, size = driver.open(handle)
-            if size < nbytes_of(spec):
-                raise ValueError("shared buffer smaller than its spec")
-            self.handle = handle
-        else:
-            base = driver.alloc(nbytes_of(spec))
-            self.handle, _ = driver.export(base)
-        self.tensor = device_view(base, spec) if nbytes_of(spec) else torch.empty(spec["shape"], dtype=dtype_of(spec["dtype"]),
-                                                                                  device="cuda")
+ALIGN = 256
 
 
-def extent_bytes(spec: dict, strides: list) -> int:
-    """Bytes from a view's first element to one past its last (0 for an empty view)."""
-    shape = spec["shape"]
-    if any(n == 0 for n in shape):
-        return 0
-    last = sum((n - 1) * s for n, s in zip(shape, strides))
-    return (last + 1) * dtype_of(spec["dtype"]).itemsize
+def layout(specs: list) -> tuple:
+    """(offsets, total bytes) of tensors laid out one after another, each aligned."""
+    offsets, total = [], 0
+    for spec in specs:
+        offsets.append(total)
+        total += -(-nbytes_of(spec) // ALIGN) * ALIGN
+    return offsets, max(total, ALIGN)
 
 
-def export_output(driver: CudaDriver, t: torch.Tensor) -> dict:
-    """In the candidate process: where a timed output lies, for the judge to read."""
-    handle, offset = driver.export(t.data_ptr()) if t.numel() else ("", 0)
-    return {**spec_of(t), "handle": handle, "offset": offset, "strides": list(t.stride())}
+class Arena:
+    """Tensors in one allocation of their own, made by the judge and shared with the
+    candidate process: a sealed memfd on the CPU (the candidate can neither shrink it under the
+    judge's mapping nor grow it), a cuMemAlloc shared by IPC handle on the GPU. One handle
+    opens the whole arena and nothing else of the judge's memory. `handle`/`fd` given: the
+    candidate's side, mapping what the judge described."""
 
+    def __init__(self, device: str, specs: list, driver: CudaDriver = None, handle: str = "", fd: int = -1):
+        self.specs = [checked_spec(s) for s in specs]
+        offsets, size = layout(self.specs)
+        self.handle, self.fd = "", -1
+        if device == "cuda":
+            if handle:
+                base, opened = driver.open(handle)
+                if opened < size:
+                    raise ValueError("shared arena smaller than its tensors")
+                self.handle = handle
+            else:
+                base = driver.alloc(size)
+                self.handle = driver.export(base)
+            self.tensors = [device_view(base + o, s) if nbytes_of(s) else
+                            torch.empty(s["shape"], dtype=dtype_of(s["dtype"]), device="cuda")
+                            for o, s in zip(offsets, self.specs)]
+            return
+        if fd < 0:
+            fd = os.memfd_create("kgym-arena", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+            os.ftruncate(fd, size)
+            fcntl.fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+        elif os.fstat(fd).st_size < size:
+            raise ValueError("shared arena smaller than its tensors")
+        self.fd = fd
+        self.map = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        self.tensors = [torch.frombuffer(self.map, dtype=torch.uint8, count=nbytes_of(s), offset=o)
+                        .view(dtype_of(s["dtype"])).view(s["shape"]) if nbytes_of(s) else
+                        torch.empty(s["shape"], dtype=dtype_of(s["dtype"])) for o, s in zip(offsets, self.specs)]
 
-def import_output(driver: CudaDriver, described: dict) -> torch.Tensor:
-    """In the judge: a private copy of an output the candidate exported. Every number in
-    `described` is the candidate's word: the view must lie inside the opened allocation."""
-    spec = checked_spec(described)
-    strides = described.get("strides")
-    offset = described.get("offset")
-    if not isinstance(strides, list) or len(strides) != len(spec["shape"]) or \
-            not all(isinstance(s, int) and s >= 0 for s in strides) or not isinstance(offset, int) or offset < 0:
-        raise ValueError("malformed output description")
-    if extent_bytes(spec, strides) == 0:
-        return torch.empty(spec["shape"], dtype=dtype_of(spec["dtype"]), device="cuda")
-    base, size = driver.open(str(described.get("handle", "")))
-    if offset + extent_bytes(spec, strides) > size or offset % dtype_of(spec["dtype"]).itemsize:
-        raise ValueError("output description points outside its allocation")
-    return device_view(base + offset, spec, strides).clone()
+    def describe(self) -> dict:
+        return {"handle": self.handle, "tensors": self.specs}
+
+    def fds(self) -> list:
+        return [self.fd] if self.fd >= 0 else []
