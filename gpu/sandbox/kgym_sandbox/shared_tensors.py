@@ -98,21 +98,17 @@ class CudaDriver:
 
 
 class _CudaArray:
-    def __init__(self, ptr: int, spec: dict, strides_bytes=None):
+    def __init__(self, ptr: int, spec: dict):
         typestr = torch.empty(0, dtype=dtype_of(spec["dtype"])).numpy().dtype.str
         self.__cuda_array_interface__ = {"shape": tuple(spec["shape"]), "typestr": typestr, "data": (ptr, False),
-                                         "version": 3, "strides": tuple(strides_bytes) if strides_bytes else None}
+                                         "version": 3, "strides": None}
 
 
-def device_view(ptr: int, spec: dict, strides=None) -> torch.Tensor:
-    """A tensor over device memory at `ptr` (strides in elements; None: contiguous)."""
-    dtype = dtype_of(spec["dtype"])
-    if dtype == torch.bfloat16:  # no array-interface type string for it: view its bytes as int16
-        raw = device_view(ptr, {"shape": spec["shape"], "dtype": "int16"}, strides)
-        return raw.view(torch.bfloat16)
-    itemsize = dtype.itemsize
-    array = _CudaArray(ptr, spec, [s * itemsize for s in strides] if strides is not None else None)
-    return torch.as_tensor(array, device="cuda")
+def device_view(ptr: int, spec: dict) -> torch.Tensor:
+    """A contiguous tensor over device memory at `ptr`."""
+    if dtype_of(spec["dtype"]) == torch.bfloat16:  # no array-interface type string: view int16 bytes
+        return device_view(ptr, {"shape": spec["shape"], "dtype": "int16"}).view(torch.bfloat16)
+    return torch.as_tensor(_CudaArray(ptr, spec), device="cuda")
 
 
 ALIGN = 256

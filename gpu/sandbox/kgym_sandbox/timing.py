@@ -19,6 +19,8 @@ import time
 
 import torch
 
+from .compare import flatten as flat
+
 BATCH_TARGET_S = 0.05      # a batch this long makes the per-request cost ~0.5% before calibration
 MAX_BATCH = 64
 BATCH_MEMORY_BYTES = 4 << 30  # inputs and outputs of a batch, each side
@@ -69,11 +71,6 @@ def null_call(inputs: list, slot: list) -> None:
 
 
 CALIBRATION_REQUESTS = 20
-
-
-def flat(out) -> list:
-    from .compare import flatten
-    return flatten(out)
 
 
 def run_reference_batch(reference, sets: list, slots: list, clock: Clock) -> float:
