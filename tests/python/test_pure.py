@@ -100,6 +100,39 @@ class BatchSize(unittest.TestCase):
         self.assertEqual(timing.batch_size(1e-3, 16 << 30), 1)       # never fewer than one
 
 
+class ScriptedSide:
+    """A timed side whose request takes exactly `cost` + passes x k x `call` seconds."""
+
+    def __init__(self, cost: float, call: float):
+        self.cost, self.call, self.requests = cost, call, []
+
+    def fill_sets(self, sets, phase):
+        self.sets = len(sets)
+
+    def expect(self, expected, phase, k=1):
+        pass
+
+    def timed_batch(self, k, phase="untraced", raw=False, passes=1):
+        self.requests.append((k, passes))
+        return self.cost + passes * k * self.call, {}
+
+
+class TimingPlan(unittest.TestCase):
+    def test_request_cost_from_one_and_two_passes(self):
+        side = ScriptedSide(cost=0.0004, call=0.002)  # 2 ms a call: 25 calls make 50 ms
+        planned = timing.plan(lambda x: x * 2, side, lambda: [torch.ones(4)], "cpu", warmup=3, reps=1000)
+        self.assertEqual(planned["batch"], 21)  # ceil(0.05 / 0.0024): the first estimate carries the cost
+        self.assertAlmostEqual(planned["overhead_s"], 0.0004, places=12)
+        self.assertEqual(side.sets, 21)
+        self.assertEqual(side.requests.count((21, 2)), timing.CALIBRATION_REQUESTS)
+        self.assertTrue(torch.equal(planned["expected"][0], torch.full((4,), 2.0)))
+
+    def test_cost_never_negative_nor_above_a_request(self):
+        side = ScriptedSide(cost=-0.001, call=0.01)  # a faster second pass (caches)
+        self.assertEqual(timing.plan(lambda x: x, side, lambda: [torch.ones(4)], "cpu", 1, 1000)["overhead_s"], 0.0)
+        self.assertEqual(timing.plan(lambda x: x, side, lambda: [torch.ones(4)], "cpu", 1, 3)["batch"], 3)
+
+
 class Packing(unittest.TestCase):
     def test_round_trip_with_tensors_in_shared_buffers(self):
         from kgym_sandbox import packing

@@ -11,12 +11,14 @@ import os
 import torch
 
 from . import channel as channel_mod
-from . import compare, cost_model, failures, integrity, isolation, packing, program, shared_tensors, timing
+from . import compare, cost_model, failures, integrity, isolation, packing, program, shared_tensors
 
 
 class Runner:
-    def __init__(self, chan: channel_mod.Channel, workdir: str, device: str, recorder, tracer, bindings: dict):
-        self.channel, self.workdir, self.device = chan, workdir, device
+    def __init__(self, chan: channel_mod.Channel, workdir: str, device: str, recorder, tracer, bindings: dict,
+                 limited: bool = True):
+        """`limited`: the candidate's resource limits apply (not to the reference runner)."""
+        self.channel, self.workdir, self.device, self.limited = chan, workdir, device, limited
         self.recorder, self.tracer, self.bindings = recorder, tracer, bindings
         self.driver = shared_tensors.CudaDriver() if device == "cuda" else None
         self.model = None
@@ -34,12 +36,15 @@ class Runner:
         return {"isolation": self.granted}
 
     def build(self, message, fds):
-        """Loads the candidate's module and builds ModelNew(*init_inputs) under the judge's seed."""
-        limits = isolation.evaluation_limits(self.device, int(message.get("memory_limit_mb") or 4096))
-        self.granted += isolation.set_limits(limits)
+        """Loads the candidate's module and builds ModelNew(*init_inputs) under the judge's seed
+        (`overrides`: the task's CPU sizes, for the reference runner)."""
+        if self.limited:
+            limits = isolation.evaluation_limits(self.device, int(message.get("memory_limit_mb") or 4096))
+            self.granted += isolation.set_limits(limits)
         self.recorder.candidate_file = os.path.join(self.workdir, "kgym_candidate.py")
         try:
-            module = program.load_program(self.recorder.candidate_file, "kgym_candidate", str(message["source"]), {})
+            module = program.load_program(self.recorder.candidate_file, "kgym_candidate", str(message["source"]),
+                                          dict(message.get("overrides") or {}))
         except BaseException as exc:
             return self.refusal("COMPILE_ERROR", "candidate does not load: " + failures.last_line(exc))
         if not isinstance(getattr(module, "ModelNew", None), type):
@@ -81,32 +86,23 @@ class Runner:
 
     def batch(self, message, fds):
         """A timed batch: k eval-mode calls back to back on input sets 0..k-1, each output
-        copied into its slot, then one device-wide synchronisation. `null`: null calls over the
-        same bytes (timing.null_call: the judge's calibration); `phase`: a traced call."""
+        copied into its slot, then one device-wide synchronisation; `passes` times over (the
+        judge's measure of what a request costs); `phase`: a traced call."""
         self.enter(message.get("phase"))
         try:
-            if message.get("null"):
-                return self.run_null(int(message["k"]))
             self.model.train(False)
-            return self.run(self.model, int(message["k"]))
+            return self.run(self.model, int(message["k"]), int(message.get("passes") or 1))
         finally:
             if str(message.get("phase", "")).startswith("timed:"):
                 self.enter("checks")
 
-    def run_null(self, k: int) -> dict:
-        for inputs, slot in zip(self.input_sets[:k], self.slots[:k]):
-            timing.null_call(inputs, slot)
-        if self.device == "cuda":
-            torch.cuda.synchronize()
-        return {}
-
-    def run(self, model, k: int) -> dict:
+    def run(self, model, k: int, passes: int = 1) -> dict:
         if not 1 <= k <= min(len(self.input_sets), len(self.slots)):
             return self.refusal("RUNTIME_ERROR", f"a batch of {k} calls without {k} input sets and slots")
         aliases = False
         try:
             with torch.no_grad():
-                for inputs, slot in zip(self.input_sets[:k], self.slots[:k]):
+                for inputs, slot in list(zip(self.input_sets[:k], self.slots[:k])) * max(passes, 1):
                     out = model(*inputs)
                     try:
                         flat = compare.flatten(out)

@@ -4,7 +4,8 @@ time, rule the verdict.
 It runs in the judge's process, where no byte of the candidate's code is ever executed: the
 reference, the inputs (from seeds drawn here, unpredictable), the comparison, the options
 and the clocks live here, and the candidate is a process at the other end of a channel
-(remote_candidate.py). Short and linear on purpose (in the manner of KernelBench's harness).
+(remote_candidate.py). For timing, the reference is served the same way by a trusted process
+of its own (the reference runner), so both sides are measured through one path. Short and linear on purpose (in the manner of KernelBench's harness).
 Everything that can kill or hang a process is the executor's business, not this file's.
 """
 import os
@@ -13,7 +14,7 @@ import time
 
 import torch
 
-from . import compare, cost_model, failures, program, timing
+from . import compare, cost_model, failures, local_candidate, program, timing
 from .failures import Failure, failure_from  # noqa: F401  (callers catch evaluate.Failure)
 
 # A mirror of gpu/executor/eval_defaults.cpp, for callers that are not the executor (the
@@ -22,6 +23,11 @@ DEFAULTS = {"correctness_trials": 5, "atol": 1e-2, "rtol": 1e-2, "warmup_reps": 
 DEVICE_DEFAULTS = {"cuda": {"timing_reps": 1000, "min_timed_s": 1.0},
                    "cpu": {"timing_reps": 5, "min_timed_s": 0.5}}
 TIMED_CHECK_SHARE = 0.1  # of the timed calls whose output is compared, chosen after each call
+
+
+def reference_runner_source(task: dict) -> str:
+    """The task's program with its Model answering as ModelNew: what the reference runner serves."""
+    return task.get("source", "") + "\n\nModelNew = Model\n"
 
 
 def draw_seed(rng: random.Random) -> int:
@@ -68,9 +74,10 @@ def interpreter_profile(reference, candidate, inputs: list, atol: float, rtol: f
 
 
 def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_gpu=lambda: None,
-             rng: random.Random = None) -> dict:
+             rng: random.Random = None, timed_reference=None) -> dict:
     """Fills `result` as it goes (a Failure leaves what was learnt before it in place).
     `candidate` is the remote candidate (or the plain harness's in-process stand-in);
+    `timed_reference` the reference runner (None: the judge's reference model, in process);
     `quiet_gpu` returns once no other sandbox process is initialising the GPU."""
     device = "cuda" if request.get("device") == "CUDA" else "cpu"
     opts = {**DEFAULTS, **DEVICE_DEFAULTS[device], **{k: v for k, v in request.get("options", {}).items() if v}}
@@ -114,12 +121,19 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     except BaseException as exc:
         raise Failure("INTERNAL_ERROR", "load", f"the task does not load: {exc!r}")
     candidate.hello()
+    if timed_reference is None:
+        timed_reference = local_candidate.LocalCandidate.serving(reference, device)
+    else:
+        timed_reference.hello()
+        timed_reference.build(init_inputs, init_seed, overrides)
 
     def new_inputs() -> list:
         return make_inputs(ref_mod, draw_seed(rng), device)
 
     reference.eval()  # eval-mode calls leave BatchNorm and Dropout as built, for the trials below
-    timed = timing.plan(reference, candidate, new_inputs, device, int(opts["warmup_reps"]), int(opts["timing_reps"]))
+    timed = timing.plan(reference, timed_reference, new_inputs, device, int(opts["warmup_reps"]),
+                        int(opts["timing_reps"]))
+    timed_reference.overhead_s = candidate.overhead_s = timed["overhead_s"]
     seconds["timing_batch"] = timed["batch"]
     result["candidate_call_overhead_us"] = timed["overhead_s"] * 1e6
     integrity(candidate.build(init_inputs, init_seed), "load")
@@ -189,8 +203,8 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
                             "source": "judge"}])
 
     try:
-        timed = timing.time_interleaved(reference, candidate, new_inputs, check_timed, int(opts["timing_reps"]),
-                                        timed["batch"],
+        timed = timing.time_interleaved(timed_reference, candidate, new_inputs, timed["expected"], check_timed,
+                                        int(opts["timing_reps"]), timed["batch"],
                                         float(opts["min_timed_s"]), device, seconds,
                                         lambda: rng.random() < TIMED_CHECK_SHARE)
         if device == "cuda" and candidate.traced and int(opts["traced_reps"]) > 0:
@@ -200,6 +214,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     except BaseException as exc:
         raise failure_from(exc, "timing", "while timing")
     candidate.finish()
+    timed_reference.finish()
     ref_ms, cand_ms = timed["reference_ms"], timed["candidate_ms"]
     result["timed_calls_checked"] = timed["checked"]
     result["reference_time"], result["candidate_time"] = timing.stats(ref_ms), timing.stats(cand_ms)

@@ -6,7 +6,7 @@ import time
 
 import torch
 
-from . import compare, cost_model, failures, program, timing
+from . import compare, cost_model, failures, program
 
 
 class LocalCandidate:
@@ -18,6 +18,14 @@ class LocalCandidate:
         self.model, self.inputs, self.sets, self.outputs = None, [], [[]], []
 
     overhead_s = 0.0
+
+    @classmethod
+    def serving(cls, model, device: str):
+        """The judge's own reference model behind this interface (the timed reference when
+        there is no reference runner)."""
+        side = cls(device, "", "", None)
+        side.model = model
+        return side
 
     def hello(self) -> None:
         pass
@@ -60,16 +68,15 @@ class LocalCandidate:
             self.recorder.mode = None
         return out, "", compare.aliases(out, self.inputs), []
 
-    def timed_batch(self, k: int, phase: str = None, null: bool = False) -> tuple:
+    def timed_batch(self, k: int, phase: str = "untraced", raw: bool = False, passes: int = 1) -> tuple:
         t0 = time.perf_counter()
-        if null:
-            for inputs in self.sets[:k]:
-                timing.null_call(inputs, [])
-        else:
-            self.outputs = [[t.clone() for t in self.run("eval", "timing", None, inputs)] for inputs in self.sets[:k]]
+        with torch.no_grad():
+            for _ in range(passes):
+                self.outputs = [[t.clone() for t in self.run("eval", "timing", None, inputs)]
+                                for inputs in self.sets[:k]]
         if self.device == "cuda":
             torch.cuda.synchronize()
-        return max(time.perf_counter() - t0 - (0.0 if null else self.overhead_s), 0.0), {}
+        return max(time.perf_counter() - t0 - (0.0 if raw else self.overhead_s), 0.0), {}
 
     def slot_output(self, i: int) -> list:
         return self.outputs[i]

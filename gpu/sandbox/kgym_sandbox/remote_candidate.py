@@ -3,7 +3,9 @@
 Every answer is checked against the request it answers (a fresh nonce each), and every
 output the judge uses is copied into the judge's own memory before it is looked at. The
 candidate's time is the judge's clock around a request, less what a request costs beyond
-the calls (timing.plan, before any candidate code existed).
+the calls (timing.plan measures that on the reference runner before any candidate code
+existed). The reference runner is the same kind of process serving the task's Model
+(`trusted`): what goes wrong there is kgym's or the task's, never the candidate's.
 """
 import os
 import time
@@ -14,8 +16,10 @@ from . import channel as channel_mod
 from . import failures, packing, shared_tensors
 
 class RemoteCandidate:
-    def __init__(self, chan: channel_mod.Channel, device: str, source: str, traced: bool, memory_limit_mb: int = 0):
+    def __init__(self, chan: channel_mod.Channel, device: str, source: str, traced: bool, memory_limit_mb: int = 0,
+                 trusted: bool = False):
         self.channel, self.device, self.source, self.traced = chan, device, source, traced
+        self.trusted = trusted
         self.memory_limit_mb = memory_limit_mb
         self.isolation = []  # what the candidate process said confinement granted it
         self.driver = shared_tensors.CudaDriver() if device == "cuda" else None
@@ -27,6 +31,15 @@ class RemoteCandidate:
         """Sends one request and returns its answer; a failure for a dead or lying candidate.
         `internal_ok`: the answer comes before any candidate code exists, so a failure of
         kgym's own (confinement) is believed."""
+        if not self.trusted:
+            return self.ask(phase, message, fds, internal_ok)
+        try:
+            return self.ask(phase, message, fds, True)
+        except failures.Failure as failure:
+            raise failures.Failure("INTERNAL_ERROR", phase, f"the reference runner failed ({failure.verdict}): "
+                                   f"{failure.message}")
+
+    def ask(self, phase: str, message: dict, fds: list, internal_ok: bool) -> dict:
         message = dict(message, nonce=channel_mod.nonce())
         try:
             self.channel.send(message, fds)
@@ -61,13 +74,14 @@ class RemoteCandidate:
         if isinstance(answer.get("isolation"), list):
             self.isolation = [str(g)[:100] for g in answer["isolation"][:30]]
 
-    def build(self, init_inputs: list, seed: int) -> list:
+    def build(self, init_inputs: list, seed: int, overrides: dict = None) -> list:
         """Loads the candidate and builds ModelNew; returns what it patched, if anything."""
         tensors = []
         items = packing.pack(init_inputs, tensors)
         arena = self.share(tensors)
         answer = self.request("load", {"op": "build", "source": self.source, "init_inputs": items, "seed": seed,
-                                       "memory_limit_mb": self.memory_limit_mb, "arena": arena.describe()},
+                                       "memory_limit_mb": self.memory_limit_mb, "arena": arena.describe(),
+                                       "overrides": overrides or {}},
                               arena.fds())
         if isinstance(answer.get("limits"), list):
             self.isolation = [str(g)[:100] for g in answer["limits"][:30]]
@@ -126,13 +140,12 @@ class RemoteCandidate:
             return None, str(answer["wrong"])[:failures.MAX_MESSAGE_CHARS], False, []
         return self.slot_output(0), "", answer.get("aliases") is True, self.patched(answer)
 
-    def timed_batch(self, k: int, phase: str = None, null: bool = False) -> tuple:
-        """(seconds by the judge's clock, the answer) for k eval-mode calls back to back; `null`:
-        of null calls over the same bytes (calibration), with nothing taken off."""
-        message = {"op": "batch", "k": k, "phase": phase or (None if null else "untraced"), "null": null}
+    def timed_batch(self, k: int, phase: str = "untraced", raw: bool = False, passes: int = 1) -> tuple:
+        """(seconds by the judge's clock, the answer) for `passes` passes of k eval-mode calls
+        back to back, less the cost of a request (`raw`: with nothing taken off)."""
         t0 = time.perf_counter()
-        answer = self.request("timing" if not null else "load", message)
-        seconds = max(time.perf_counter() - t0 - (0.0 if null else self.overhead_s), 0.0)
+        answer = self.request("timing", {"op": "batch", "k": k, "phase": phase, "passes": passes})
+        seconds = max(time.perf_counter() - t0 - (0.0 if raw else self.overhead_s), 0.0)
         if "wrong" in answer:
             raise failures.Failure("HACKED", "timing", "wrong output while being timed: " + str(answer["wrong"])[:500],
                                    [{"kind": "wrong_output_when_timed", "detail": str(answer["wrong"])[:500],

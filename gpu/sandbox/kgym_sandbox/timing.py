@@ -1,17 +1,18 @@
 """Interleaved timing of reference and candidate by the judge's clock, in batches.
 
-Both sides are timed the same way, by the judge's own perf_counter: a batch of k calls run
-back to back, each on an input set of its own (fresh values, so caching on input contents
-gains nothing), each call's output copied into a buffer of the judge's, then one device
-synchronisation. The reference's batch runs here; the candidate's is one request to its
-process, less what a request costs besides its calls (`plan`: before the candidate's code
-existed, a batch of null calls through that very path, touching the same input and output
-bytes as the real calls, against the same batch here). A batch amortises that cost, which on
-a GPU shared by two processes is mostly the switch between their contexts and first touches
-of freshly written memory in the candidate's (0.2-0.8 ms per request on an H100). Before each batch the judge
-writes new inputs and flushes L2 from its own context (the cache is the GPU's). No clock of
-the candidate's process is read. After each batch the judge compares, at random, a fifth of
-its calls' outputs with the reference's on the same inputs, and the last call of all always.
+Both sides are timed the same way, by the judge's own perf_counter around one request to a
+process of their own: the candidate's process, and the reference runner (the task's Model
+served by the very same runner code). A request is a batch of k calls run back to back, each
+on an input set of its own (fresh values, so caching on input contents gains nothing), each
+call's output copied into a buffer of the judge's, then one device synchronisation. What a
+request costs besides its calls (the channel, the switch between CUDA contexts, first
+touches of freshly written memory: 0.2-0.8 ms on an H100) is then alike on both sides; a
+batch amortises it, and `plan` measures it on the reference runner before the candidate's
+code exists (T(passes) = cost + passes x batch time) so it is taken off both. Before each
+batch the judge writes new inputs and flushes L2 from its own context (the cache is the
+GPU's). No clock of the candidate's process is read. After each batch the judge compares, at
+random, a share of its calls' outputs with the reference's on the same inputs, and the last
+call of all always.
 """
 import math
 import statistics
@@ -61,59 +62,39 @@ class Clock:
             torch.cuda.synchronize()
 
 
-def null_call(inputs: list, slot: list) -> None:
-    """A call's memory traffic without its work: reads every input, writes every output buffer."""
-    for x in inputs:
-        if isinstance(x, torch.Tensor) and x.numel():
-            x.sum()
-    for out in slot:
-        out.zero_()
+CALIBRATION_REQUESTS = 5
 
 
-CALIBRATION_REQUESTS = 20
+def median_request(side, k: int, passes: int, clock: Clock) -> float:
+    """Median seconds, nothing taken off, of requests of `passes` passes over k calls."""
+    times = []
+    for _ in range(CALIBRATION_REQUESTS):
+        clock.ready()
+        times.append(side.timed_batch(k, raw=True, passes=passes)[0])
+    return statistics.median(times)
 
 
-def run_reference_batch(reference, sets: list, slots: list, clock: Clock) -> float:
-    """Seconds for the reference's calls on `sets`, outputs copied into `slots`, then a sync."""
-    t0 = time.perf_counter()
-    for inputs, slot in zip(sets, slots):
-        for dst, src in zip(slot, flat(reference(*inputs))):
-            dst.copy_(src)
-    clock.sync()
-    return time.perf_counter() - t0
-
-
-def plan(reference, candidate, new_inputs, device: str, warmup: int, reps: int) -> dict:
-    """Before the candidate's code is loaded: times the reference to choose the calls per
-    batch, shares that many input sets and output buffers with the candidate process, and
-    measures what a timed request costs there besides its calls: batches of null calls over the
-    same bytes through the runner's very path, against the same batch here (medians)."""
+def plan(reference, timed_reference, new_inputs, device: str, warmup: int, reps: int) -> dict:
+    """Before the candidate's code is loaded: the calls per batch (from the reference's time
+    per call), the reference's outputs as a pattern for the output buffers, and what a request
+    costs besides its calls, from the timed reference: with T(p) the time of a request of p
+    passes over the batch, cost = 2 T(1) - T(2)."""
     clock = Clock(device)
     with torch.no_grad():
         inputs = new_inputs()
         expected = flat(reference(*inputs))
-        one = [[torch.empty_like(t) for t in expected]]
+        timed_reference.fill_sets([inputs], "load")
+        timed_reference.expect(expected, "load", 1)
         for _ in range(max(warmup, 1)):
             clock.ready()
-            call_s = run_reference_batch(reference, [inputs], one, clock)
+            timed_reference.timed_batch(1, raw=True)
+        call_s = median_request(timed_reference, 1, 1, clock)
         k = min(batch_size(call_s, tensor_bytes(inputs) + tensor_bytes(expected)), max(reps, 1))
         sets = [inputs] + [new_inputs() for _ in range(k - 1)]
-        slots = [[torch.empty_like(t) for t in expected] for _ in range(k)]
-        candidate.fill_sets(sets, "load")
-        candidate.expect(expected, "load", k)
-        remote, local = [], []
-        for _ in range(CALIBRATION_REQUESTS):
-            candidate.fill_sets(sets, "load")  # as before every timed batch: freshly written inputs
-            clock.ready()
-            remote.append(candidate.timed_batch(k, null=True)[0])
-            clock.ready()
-            t0 = time.perf_counter()
-            for inputs, slot in zip(sets, slots):
-                null_call(inputs, slot)
-            clock.sync()
-            local.append(time.perf_counter() - t0)
-    candidate.overhead_s = max(statistics.median(remote) - statistics.median(local), 0.0)
-    return {"batch": k, "overhead_s": candidate.overhead_s}
+        timed_reference.fill_sets(sets, "load")
+        timed_reference.expect(expected, "load", k)
+        one, two = median_request(timed_reference, k, 1, clock), median_request(timed_reference, k, 2, clock)
+    return {"batch": k, "overhead_s": min(max(2 * one - two, 0.0), one), "expected": expected}
 
 
 def tensor_bytes(values: list) -> int:
@@ -127,51 +108,54 @@ def batch_size(call_s: float, set_bytes: int) -> int:
     return int(max(1, min(by_time, by_memory, MAX_BATCH)))
 
 
-def time_interleaved(reference, candidate, new_inputs, check, reps: int, k: int, min_timed_s: float,
-                     device: str, seconds: dict, check_this) -> dict:
-    """Batches of k calls a side (from `plan`), alternating which side runs first. Stops after
-    `reps` calls per side, or earlier once each side has been timed for `min_timed_s` and at
-    least 5 calls ran. `check(call, expected, given)` raises on a wrong timed output;
-    `check_this()` says, per call after its batch, whether to compare it. Adds where the time
-    went to `seconds`."""
+def time_interleaved(reference, candidate, new_inputs, expected: list, check, reps: int, k: int,
+                     min_timed_s: float, device: str, seconds: dict, check_this) -> dict:
+    """Batches of k calls a side (from `plan`), alternating which side runs first; both sides
+    answer timed_batch for the same input sets. Stops after `reps` calls per side, or earlier
+    once each side has been timed for `min_timed_s` and at least 5 calls ran.
+    `check(call, expected, given)` raises on a wrong timed output; `check_this()` says, per
+    call after its batch, whether to compare it. Adds where the time went to `seconds`."""
     clock = Clock(device)
+    sides = {"ref": reference, "cand": candidate}
     spent = {"timing_warmup": 0.0, "timing_refill": 0.0, "timing_calls": 0.0, "timing_checks": 0.0}
-    ref_ms, cand_ms, checked = [], [], 0
+    times_ms, checked = {"ref": [], "cand": []}, 0
+
+    def refill() -> None:
+        sets = [new_inputs() for _ in range(k)]
+        for side in sides.values():
+            side.fill_sets(sets, "timing")
+
     with torch.no_grad():
         t0 = time.perf_counter()
-        sets = [new_inputs() for _ in range(k)]
-        slots = [[torch.empty_like(t) for t in flat(reference(*sets[0]))] for _ in range(k)]
-        candidate.fill_sets(sets, "timing")
-        run_reference_batch(reference, sets, slots, clock)  # one batch a side to warm up
-        candidate.timed_batch(k)
+        for side in sides.values():
+            side.expect(expected, "timing", k)
+        refill()
+        for side in sides.values():  # one batch a side to warm up
+            side.timed_batch(k)
         spent["timing_warmup"] = time.perf_counter() - t0
         calls, batch = 0, 0
         while True:
             t0 = time.perf_counter()
-            sets = [new_inputs() for _ in range(k)]
-            candidate.fill_sets(sets, "timing")
+            refill()
             t1 = time.perf_counter()
             spent["timing_refill"] += t1 - t0
-            for side in (("ref", "cand") if batch % 2 == 0 else ("cand", "ref")):
+            for name in (("ref", "cand") if batch % 2 == 0 else ("cand", "ref")):
                 clock.ready()
-                if side == "ref":
-                    ref_ms += [run_reference_batch(reference, sets, slots, clock) * 1e3 / k] * k
-                else:
-                    cand_ms += [candidate.timed_batch(k)[0] * 1e3 / k] * k
+                times_ms[name] += [sides[name].timed_batch(k)[0] * 1e3 / k] * k
             t2 = time.perf_counter()
             spent["timing_calls"] += t2 - t1
             calls += k
             batch += 1
-            last = calls >= reps or (calls >= 5 and min(sum(ref_ms), sum(cand_ms)) >= min_timed_s * 1e3)
+            last = calls >= reps or (calls >= 5 and min(sum(times_ms["ref"]), sum(times_ms["cand"])) >= min_timed_s * 1e3)
             for i in range(k):
                 if (last and i == k - 1) or check_this():
-                    check(calls - k + i, slots[i], candidate.slot_output(i))
+                    check(calls - k + i, reference.slot_output(i), candidate.slot_output(i))
                     checked += 1
             spent["timing_checks"] += time.perf_counter() - t2
             if last:
                 break
     seconds.update(spent)
-    return {"reference_ms": ref_ms, "candidate_ms": cand_ms, "checked": checked}
+    return {"reference_ms": times_ms["ref"], "candidate_ms": times_ms["cand"], "checked": checked}
 
 
 def time_traced(candidate, new_inputs, reps: int) -> list:

@@ -70,23 +70,28 @@ JUDGE_UID = 65533  # the judge's own uid as root: the candidate (nobody) cannot 
 
 
 class Pair:
-    """The two processes of one evaluation, forked ahead of its request: the judge (trusted:
+    """The processes of one evaluation, forked ahead of its request: the judge (trusted:
     task, reference, inputs, comparison, clocks, verdict; the only process whose frames reach
-    the executor) and the candidate process (untrusted: the candidate's code, answering the
-    judge over a socket pair). Each confines itself in its own directory under another uid
-    and, on the GPU, creates its CUDA context while the previous evaluation runs. Warm-ups
-    hold the zygote's lock shared (the pair's two run at once); a judge takes it exclusively
-    for a moment before it starts timing, so a warm-up never overlaps a timed region."""
+    the executor), the candidate process (untrusted: the candidate's code, answering the
+    judge over a socket pair) and the reference runner (trusted, the judge's uid: the task's
+    own Model served through the very runner the candidate's process runs, so the judge times
+    both sides through the same path and what a request costs falls alike on both). Each
+    confines itself in its own directory and, on the GPU, creates its CUDA context while the
+    previous evaluation runs. Warm-ups hold the zygote's lock shared (an evaluation's
+    processes warm up at once); a judge takes it exclusively for a moment before it starts
+    timing, so a warm-up never overlaps a timed region."""
 
     def __init__(self, workdir: str, device: str, recorder, lock_fd: int, out_fd: int, bindings: dict):
         self.workdir = workdir
-        judge_dir, candidate_dir = (os.path.join(workdir, name) for name in ("judge", "candidate"))
-        for path in (judge_dir, candidate_dir):
+        judge_dir, candidate_dir, reference_dir = (os.path.join(workdir, name)
+                                                   for name in ("judge", "candidate", "reference"))
+        for path in (judge_dir, candidate_dir, reference_dir):
             os.makedirs(path, exist_ok=True)
         os.chmod(workdir, 0o711)  # each process reaches its own directory, lists neither
         command_r, self.command_w = os.pipe()
         self.result_r, result_w = os.pipe()
         judge_end, candidate_end = channel.pair()
+        judge_reference_end, reference_end = channel.pair()
         traced = tracing.traced(device)
         self.traced = traced
         key_r, key_w = os.pipe() if traced else (-1, -1)
@@ -96,18 +101,29 @@ class Pair:
                 if fd >= 0:
                     os.close(fd)
             candidate_end.close()
-            judge_main(judge_dir, command_r, result_w, judge_end, device, lock_fd)
+            reference_end.close()
+            judge_main(judge_dir, command_r, result_w, judge_end, judge_reference_end, device, lock_fd)
         self.candidate_pid = os.fork()
         if self.candidate_pid == 0:
             for fd in (self.command_w, command_r, self.result_r, result_w, out_fd, key_w):
                 if fd >= 0:
                     os.close(fd)
             judge_end.close()
+            judge_reference_end.close()
+            reference_end.close()
             candidate_main(candidate_dir, candidate_end, recorder, device, lock_fd, key_r, bindings)
+        self.reference_pid = os.fork()
+        if self.reference_pid == 0:
+            for fd in (self.command_w, command_r, self.result_r, result_w, out_fd, key_r, key_w):
+                if fd >= 0:
+                    os.close(fd)
+            for end in (judge_end, candidate_end, judge_reference_end):
+                end.close()
+            reference_main(reference_dir, reference_end, recorder, device, lock_fd)
         os.close(command_r)
         os.close(result_w)
-        judge_end.close()
-        candidate_end.close()
+        for end in (judge_end, candidate_end, judge_reference_end, reference_end):
+            end.close()
         # The trace's key is made after the fork, so no copy of it exists in the candidate
         # process's memory; its trace writer reads it from the pipe before the candidate loads.
         self.trace_key = ""
@@ -120,7 +136,7 @@ class Pair:
 
     @property
     def pids(self) -> set:
-        return {self.judge_pid, self.candidate_pid}
+        return {self.judge_pid, self.candidate_pid, self.reference_pid}
 
     def start(self, command: dict) -> bool:
         try:
@@ -189,9 +205,11 @@ def log_to(workdir: str) -> None:
     sys.stderr = os.fdopen(2, "w", buffering=1)
 
 
-def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, device: str, lock_fd: int) -> None:
+def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, reference_end, device: str,
+               lock_fd: int) -> None:
     """In the forked judge: confine, warm up, wait for the request, evaluate against the
-    candidate process, send the one result, exit without cleanup."""
+    candidate process (timing the reference runner the same way), send the one result, exit
+    without cleanup."""
     from . import evaluate, isolation, remote_candidate
     log_to(workdir)
     seconds, granted, confine_error = {}, [], None
@@ -217,6 +235,9 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, device:
                                                  request.get("candidate", {}).get("source", ""),
                                                  bool(command.get("traced")),
                                                  int(request.get("options", {}).get("memory_limit_mb") or 4096))
+    reference = remote_candidate.RemoteCandidate(channel.Channel(reference_end, spin=device == "cuda"), device,
+                                                 evaluate.reference_runner_source(request.get("task", {})),
+                                                 traced=False, trusted=True)
     try:
         if confine_error is not None:
             raise evaluate.Failure("INTERNAL_ERROR", "confine", f"judge confinement failed: {confine_error!r}")
@@ -225,7 +246,8 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, device:
         if device == "cuda":
             import torch
             result["device_name"] = torch.cuda.get_device_name()
-        evaluate.evaluate(request, workdir, candidate, phase, result, lambda: wait_for_quiet_gpu(lock_fd))
+        evaluate.evaluate(request, workdir, candidate, phase, result, lambda: wait_for_quiet_gpu(lock_fd),
+                          timed_reference=reference)
     except evaluate.Failure as failure:
         result.update(verdict=failure.verdict, failed_phase=failure.phase, message=failure.message,
                       evidence=failure.evidence)
@@ -260,6 +282,28 @@ def candidate_main(workdir: str, candidate_end, recorder, device: str, lock_fd: 
     os.close(lock_fd)  # candidate code never holds the lock other evaluations wait on
     runner = candidate_runner.Runner(channel.Channel(candidate_end, spin=device == "cuda"), workdir, device,
                                      recorder, tracing.Tracer(device), bindings)
+    runner.granted, runner.confine_error = granted, confine_error
+    candidate_runner.serve(runner)
+    sys.stdout.flush()
+    os._exit(0)
+
+
+def reference_main(workdir: str, reference_end, recorder, device: str, lock_fd: int) -> None:
+    """In the forked reference runner: confine under the judge's uid (the candidate cannot
+    reach it), warm up, then serve the task's Model to the judge as the candidate process
+    serves ModelNew: same runner, same requests, untraced and without the candidate's limits."""
+    from . import candidate_runner, isolation
+    log_to(workdir)
+    granted, confine_error = [], None
+    try:
+        granted, workdir = isolation.confine(workdir, JUDGE_UID)
+        if device == "cuda":
+            warm_cuda(lock_fd, {})
+    except BaseException as exc:
+        confine_error = exc
+    os.close(lock_fd)
+    runner = candidate_runner.Runner(channel.Channel(reference_end, spin=device == "cuda"), workdir, device,
+                                     recorder, tracing.Tracer(device, enabled=False), {}, limited=False)
     runner.granted, runner.confine_error = granted, confine_error
     candidate_runner.serve(runner)
     sys.stdout.flush()
@@ -319,6 +363,7 @@ def relay(pair: Pair, out_fd: int, keep: set) -> None:
     # The candidate process ends when the judge's end of the channel closes; one that does
     # not is killed.
     candidate_status = reap(pair.candidate_pid, 1.0)
+    reap(pair.reference_pid, 1.0)
     swept = sweep(keep)
     code, sig = exit_status(status)
     candidate_code, candidate_sig = exit_status(candidate_status)
