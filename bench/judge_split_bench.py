@@ -95,8 +95,13 @@ def main():
         ok = [r for r in results[name] if r.get("verdict") == "OK"]
         walls = sum(r.get("wall_s", 0) for r in results[name])
         dev = [abs(r["speedup"] - 1) for r in ok]
+        cost = [r["candidate_call_overhead_us"] for r in results[name] if "candidate_call_overhead_us" in r]
         print(f"{name}: {len(ok)}/{len(results[name])} OK, wall {walls:.1f} s, identity |speedup - 1| "
-              f"mean {statistics.fmean(dev) if dev else 0:.4f} max {max(dev) if dev else 0:.4f}")
+              f"mean {statistics.fmean(dev) if dev else 0:.4f} max {max(dev) if dev else 0:.4f}"
+              + (f", request cost taken off median {statistics.median(cost):.0f} us" if cost else ""))
+        bad = [r for r in results[name] if r.get("verdict") != "OK"]
+        for r in bad:
+            print(f"  {name} {r.get('task_id')}: {r.get('verdict')} {r.get('message', '')[:300]}")
     if len(names) == 2:
         common = [t for t in by_task["after"] if t in by_task["before"]
                   and all(r.get("verdict") == "OK" for r in by_task["after"][t] + by_task["before"][t])]
