@@ -118,19 +118,27 @@ class ScriptedSide:
 
 
 class TimingPlan(unittest.TestCase):
-    def test_request_cost_from_one_and_two_passes(self):
+    def test_batch_from_the_time_of_a_request(self):
         side = ScriptedSide(cost=0.0004, call=0.002)  # 2 ms a call: 25 calls make 50 ms
         planned = timing.plan(lambda x: x * 2, side, lambda: [torch.ones(4)], "cpu", warmup=3, reps=1000)
-        self.assertEqual(planned["batch"], 21)  # ceil(0.05 / 0.0024): the first estimate carries the cost
-        self.assertAlmostEqual(planned["overhead_s"], 0.0004, places=12)
-        self.assertEqual(side.sets, 21)
-        self.assertEqual(side.requests.count((21, 2)), timing.CALIBRATION_REQUESTS)
+        self.assertEqual(planned["batch"], 21)  # ceil(0.05 / 0.0024): the request's cost included
+        self.assertEqual(side.requests, [(1, 1)] * (3 + timing.CALIBRATION_REQUESTS))
         self.assertTrue(torch.equal(planned["expected"][0], torch.full((4,), 2.0)))
-
-    def test_cost_never_negative_nor_above_a_request(self):
-        side = ScriptedSide(cost=-0.001, call=0.01)  # a faster second pass (caches)
-        self.assertEqual(timing.plan(lambda x: x, side, lambda: [torch.ones(4)], "cpu", 1, 1000)["overhead_s"], 0.0)
         self.assertEqual(timing.plan(lambda x: x, side, lambda: [torch.ones(4)], "cpu", 1, 3)["batch"], 3)
+
+    def test_request_cost_from_one_call_against_a_batch(self):
+        clock = timing.Clock("cpu")
+        side = ScriptedSide(cost=0.0004, call=0.002)
+        self.assertAlmostEqual(timing.request_cost(side, 21, clock), 0.0004, places=12)
+        self.assertEqual(side.requests.count((21, 1)), timing.CALIBRATION_REQUESTS)
+        side.requests.clear()
+        self.assertAlmostEqual(timing.request_cost(side, 1, clock), 0.0004, places=12)  # two passes over one set
+        self.assertEqual(side.requests.count((1, 2)), timing.CALIBRATION_REQUESTS)
+
+    def test_request_cost_never_negative_nor_above_half_a_request(self):
+        clock = timing.Clock("cpu")
+        self.assertEqual(timing.request_cost(ScriptedSide(cost=-0.001, call=0.01), 8, clock), 0.0)
+        self.assertAlmostEqual(timing.request_cost(ScriptedSide(cost=0.01, call=0.001), 8, clock), 0.0055, places=12)
 
 
 class Packing(unittest.TestCase):

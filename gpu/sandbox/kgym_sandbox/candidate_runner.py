@@ -58,6 +58,12 @@ class Runner:
             return self.refusal("COMPILE_ERROR", "ModelNew(*get_init_inputs()) failed: " + failures.last_line(exc))
         return {"patched": integrity.patched(self.bindings), "limits": self.granted}
 
+    def state(self, message, fds):
+        """Parameters and buffers for the model, by name (the reference runner's, from the judge)."""
+        tensors = self.map_arena(message["arena"], fds)
+        self.model.load_state_dict(dict(zip(message["names"], tensors)))
+        return {}
+
     def inputs_(self, message, fds):
         tensors = self.map_arena(message["arena"], fds)
         self.input_sets = [packing.unpack(items, tensors) for items in message["sets"]]
@@ -176,7 +182,7 @@ class Runner:
 
 
 OPS = {"ping": Runner.ping, "build": Runner.build, "inputs": Runner.inputs_, "outputs": Runner.outputs,
-       "call": Runner.call, "batch": Runner.batch, "profile": Runner.profile, "launches": Runner.launches, "finish": Runner.finish}
+       "call": Runner.call, "batch": Runner.batch, "state": Runner.state, "profile": Runner.profile, "launches": Runner.launches, "finish": Runner.finish}
 
 
 def serve(runner: Runner) -> None:

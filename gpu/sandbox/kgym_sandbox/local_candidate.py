@@ -41,6 +41,16 @@ class LocalCandidate:
             raise failures.Failure("COMPILE_ERROR", "load", "candidate does not load: " + failures.last_line(exc))
         return []
 
+    def load_state(self, model) -> None:
+        if model is not self.model:
+            self.model.load_state_dict(model.state_dict())
+
+    def start_build(self, init_inputs: list, seed: int) -> tuple:
+        return init_inputs, seed
+
+    def built(self, started: tuple) -> list:
+        return self.build(*started)
+
     def fill_sets(self, sets: list, phase: str) -> None:
         self.sets = [[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs] for inputs in sets]
         self.inputs = self.sets[0]

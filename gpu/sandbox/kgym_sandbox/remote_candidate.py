@@ -31,35 +31,44 @@ class RemoteCandidate:
         """Sends one request and returns its answer; a failure for a dead or lying candidate.
         `internal_ok`: the answer comes before any candidate code exists, so a failure of
         kgym's own (confinement) is believed."""
-        if not self.trusted:
-            return self.ask(phase, message, fds, internal_ok)
-        try:
-            return self.ask(phase, message, fds, True)
-        except failures.Failure as failure:
-            raise failures.Failure("INTERNAL_ERROR", phase, f"the reference runner failed ({failure.verdict}): "
-                                   f"{failure.message}")
+        return self.collect(self.post(phase, message, fds), internal_ok)
 
-    def ask(self, phase: str, message: dict, fds: list, internal_ok: bool) -> dict:
+    def post(self, phase: str, message: dict, fds: list = ()) -> tuple:
+        """Sends a request without waiting for its answer (`collect` takes it)."""
         message = dict(message, nonce=channel_mod.nonce())
         try:
             self.channel.send(message, fds)
+        except channel_mod.ChannelClosed:
+            raise self.blamed(failures.Failure("CRASHED", phase, f"the candidate process exited before {message['op']}"))
+        return phase, message
+
+    def collect(self, pending: tuple, internal_ok: bool = False) -> dict:
+        phase, message = pending
+        try:
             answer, extra = self.channel.receive()
         except channel_mod.ChannelClosed:
-            raise failures.Failure("CRASHED", phase, f"the candidate process exited during {message['op']}")
+            raise self.blamed(failures.Failure("CRASHED", phase, f"the candidate process exited during {message['op']}"))
         except channel_mod.Malformed as exc:
-            raise self.forged(phase, str(exc))
+            raise self.blamed(self.forged(phase, str(exc)))
         for fd in extra:
             os.close(fd)
         if answer.get("nonce") != message["nonce"]:
-            raise self.forged(phase, "an answer to a request that was not made")
+            raise self.blamed(self.forged(phase, "an answer to a request that was not made"))
         error = answer.get("error")
         if error is not None:
             allowed = ("COMPILE_ERROR", "RUNTIME_ERROR", "CUDA_ERROR", "RESOURCE_LIMIT") + \
-                (("INTERNAL_ERROR",) if internal_ok else ())
+                (("INTERNAL_ERROR",) if internal_ok or self.trusted else ())
             if not isinstance(error, dict) or error.get("verdict") not in allowed:
-                raise self.forged(phase, "an error the runner does not report")
-            raise failures.Failure(error["verdict"], phase, str(error.get("message", "")))
+                raise self.blamed(self.forged(phase, "an error the runner does not report"))
+            raise self.blamed(failures.Failure(error["verdict"], phase, str(error.get("message", ""))))
         return answer
+
+    def blamed(self, failure: failures.Failure) -> failures.Failure:
+        """The failure as the verdict has it: the reference runner's are kgym's or the task's."""
+        if not self.trusted:
+            return failure
+        return failures.Failure("INTERNAL_ERROR", failure.phase, f"the reference runner failed ({failure.verdict}): "
+                                f"{failure.message}")
 
     def forged(self, phase: str, detail: str) -> failures.Failure:
         return failures.Failure("HACKED", phase, "the candidate process sent what its runner never sends",
@@ -76,16 +85,33 @@ class RemoteCandidate:
 
     def build(self, init_inputs: list, seed: int, overrides: dict = None) -> list:
         """Loads the candidate and builds ModelNew; returns what it patched, if anything."""
+        return self.built(self.start_build(init_inputs, seed, overrides))
+
+    def start_build(self, init_inputs: list, seed: int, overrides: dict = None) -> tuple:
+        """The build request, sent: the process builds while the judge goes on (`built` waits)."""
         tensors = []
         items = packing.pack(init_inputs, tensors)
         arena = self.share(tensors)
-        answer = self.request("load", {"op": "build", "source": self.source, "init_inputs": items, "seed": seed,
-                                       "memory_limit_mb": self.memory_limit_mb, "arena": arena.describe(),
-                                       "overrides": overrides or {}},
-                              arena.fds())
+        pending = self.post("load", {"op": "build", "source": self.source, "init_inputs": items, "seed": seed,
+                                     "memory_limit_mb": self.memory_limit_mb, "arena": arena.describe(),
+                                     "overrides": overrides or {}}, arena.fds())
+        return pending, arena  # the arena lives until the answer: the process maps it first
+
+    def built(self, started: tuple) -> list:
+        answer = self.collect(started[0])
         if isinstance(answer.get("limits"), list):
             self.isolation = [str(g)[:100] for g in answer["limits"][:30]]
         return self.patched(answer)
+
+    def load_state(self, model) -> None:
+        """Gives the served model the parameters and buffers of `model` (the judge's reference,
+        after the trials: BatchNorm's running statistics as the candidate's evolved)."""
+        state = model.state_dict()
+        if not state:
+            return
+        names, tensors = zip(*state.items())
+        arena = self.share(list(tensors))
+        self.request("timing", {"op": "state", "names": list(names), "arena": arena.describe()}, arena.fds())
 
     def share(self, tensors: list) -> shared_tensors.Arena:
         """A new arena holding copies of `tensors`."""

@@ -7,8 +7,8 @@ on an input set of its own (fresh values, so caching on input contents gains not
 call's output copied into a buffer of the judge's, then one device synchronisation. What a
 request costs besides its calls (the channel, the switch between CUDA contexts, first
 touches of freshly written memory: 0.2-0.8 ms on an H100) is then alike on both sides; a
-batch amortises it, and `plan` measures it on the reference runner before the candidate's
-code exists (T(passes) = cost + passes x batch time) so it is taken off both. Before each
+batch amortises it, and `request_cost` measures it on the reference runner (a request of one
+call against one of k) so it is taken off both. Before each
 batch the judge writes new inputs and flushes L2 from its own context (the cache is the
 GPU's). No clock of the candidate's process is read. After each batch the judge compares, at
 random, a share of its calls' outputs with the reference's on the same inputs, and the last
@@ -65,36 +65,38 @@ class Clock:
 CALIBRATION_REQUESTS = 5
 
 
-def median_request(side, k: int, passes: int, clock: Clock) -> float:
-    """Median seconds, nothing taken off, of requests of `passes` passes over k calls."""
-    times = []
-    for _ in range(CALIBRATION_REQUESTS):
-        clock.ready()
-        times.append(side.timed_batch(k, raw=True, passes=passes)[0])
-    return statistics.median(times)
-
-
 def plan(reference, timed_reference, new_inputs, device: str, warmup: int, reps: int) -> dict:
-    """Before the candidate's code is loaded: the calls per batch (from the reference's time
-    per call), the reference's outputs as a pattern for the output buffers, and what a request
-    costs besides its calls, from the timed reference: with T(p) the time of a request of p
-    passes over the batch, cost = 2 T(1) - T(2)."""
+    """The calls per batch, from the timed reference's time per request of one call, and the
+    reference's outputs as a pattern for the output buffers."""
     clock = Clock(device)
     with torch.no_grad():
         inputs = new_inputs()
         expected = flat(reference(*inputs))
         timed_reference.fill_sets([inputs], "load")
         timed_reference.expect(expected, "load", 1)
-        for _ in range(max(warmup, 1)):
+        times = []
+        for _ in range(max(warmup, 1) + CALIBRATION_REQUESTS):
             clock.ready()
-            timed_reference.timed_batch(1, raw=True)
-        call_s = median_request(timed_reference, 1, 1, clock)
-        k = min(batch_size(call_s, tensor_bytes(inputs) + tensor_bytes(expected)), max(reps, 1))
-        sets = [inputs] + [new_inputs() for _ in range(k - 1)]
-        timed_reference.fill_sets(sets, "load")
-        timed_reference.expect(expected, "load", k)
-        one, two = median_request(timed_reference, k, 1, clock), median_request(timed_reference, k, 2, clock)
-    return {"batch": k, "overhead_s": min(max(2 * one - two, 0.0), one), "expected": expected}
+            times.append(timed_reference.timed_batch(1, raw=True)[0])
+    call_s = statistics.median(times[-CALIBRATION_REQUESTS:])
+    return {"batch": min(batch_size(call_s, tensor_bytes(inputs) + tensor_bytes(expected)), max(reps, 1)),
+            "expected": expected}
+
+
+def request_cost(side, k: int, clock: Clock) -> float:
+    """What a request costs `side` besides its calls (the channel, the switch between CUDA
+    contexts): with T(n) a request of n calls, L2 flushed before each, T(n) = cost + n x call, so
+    cost = (n T(1) - T(n)) / (n - 1), from medians of requests of 1 and of n calls taken in
+    turn (n = k, or two passes over one input set when k is 1); kept between 0 and half of T(1)."""
+    one, many = [], []
+    n = max(k, 2)
+    for _ in range(CALIBRATION_REQUESTS):
+        clock.ready()
+        one.append(side.timed_batch(1, raw=True)[0])
+        clock.ready()
+        many.append(side.timed_batch(k, raw=True, passes=1 if k > 1 else 2)[0])
+    t1, tn = statistics.median(one), statistics.median(many)
+    return min(max((n * t1 - tn) / (n - 1), 0.0), t1 / 2)
 
 
 def tensor_bytes(values: list) -> int:
@@ -132,6 +134,8 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, re
         refill()
         for side in sides.values():  # one batch a side to warm up
             side.timed_batch(k)
+        cost = request_cost(reference, k, clock)
+        reference.overhead_s = candidate.overhead_s = cost  # the same path: taken off both
         spent["timing_warmup"] = time.perf_counter() - t0
         calls, batch = 0, 0
         while True:
@@ -155,7 +159,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, re
             if last:
                 break
     seconds.update(spent)
-    return {"reference_ms": times_ms["ref"], "candidate_ms": times_ms["cand"], "checked": checked}
+    return {"reference_ms": times_ms["ref"], "candidate_ms": times_ms["cand"], "checked": checked, "overhead_s": cost}
 
 
 def time_traced(candidate, new_inputs, reps: int) -> list:
