@@ -127,18 +127,17 @@ class TimingPlan(unittest.TestCase):
         self.assertEqual(timing.plan(lambda x: x, side, lambda: [torch.ones(4)], "cpu", 1, 3)["batch"], 3)
 
     def test_request_cost_from_one_call_against_a_batch(self):
-        clock = timing.Clock("cpu")
         side = ScriptedSide(cost=0.0004, call=0.002)
-        self.assertAlmostEqual(timing.request_cost(side, 21, clock), 0.0004, places=12)
-        self.assertEqual(side.requests.count((21, 1)), timing.CALIBRATION_REQUESTS)
-        side.requests.clear()
-        self.assertAlmostEqual(timing.request_cost(side, 1, clock), 0.0004, places=12)  # two passes over one set
-        self.assertEqual(side.requests.count((1, 2)), timing.CALIBRATION_REQUESTS)
+        one = timing.single_calls(side, timing.Clock("cpu"))
+        self.assertEqual(side.requests, [(1, 1)] * timing.CALIBRATION_REQUESTS)
+        many = [side.timed_batch(21)[0], side.timed_batch(21)[0] + 0.001, side.timed_batch(21)[0] - 0.001]
+        self.assertAlmostEqual(timing.request_cost(one, many, 21), 0.0004, places=12)
+        two = timing.single_calls(side, timing.Clock("cpu"), passes=2)  # k = 1: two passes over one set
+        self.assertAlmostEqual(timing.request_cost(one, two, 2), 0.0004, places=12)
 
     def test_request_cost_never_negative_nor_above_half_a_request(self):
-        clock = timing.Clock("cpu")
-        self.assertEqual(timing.request_cost(ScriptedSide(cost=-0.001, call=0.01), 8, clock), 0.0)
-        self.assertAlmostEqual(timing.request_cost(ScriptedSide(cost=0.01, call=0.001), 8, clock), 0.0055, places=12)
+        self.assertEqual(timing.request_cost([0.01, 0.02, 0.01], [0.2], 8), 0.0)
+        self.assertAlmostEqual(timing.request_cost([0.011], [0.018], 8), 0.0055, places=12)
 
 
 class Packing(unittest.TestCase):

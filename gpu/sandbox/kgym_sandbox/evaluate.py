@@ -199,6 +199,8 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
 
     def check_timed(call: int, expected: list, given: list) -> None:
         """A timed call's output against the reference's on the same inputs."""
+        if compare.all_close(expected, given, opts["atol"], opts["rtol"]):
+            return
         verdict = compare.compare(expected, given, opts["atol"], opts["rtol"], exact=False)
         if not verdict["correct"]:
             raise Failure("HACKED", "timing", f"wrong output while being timed (call {call}): {verdict['message']}",

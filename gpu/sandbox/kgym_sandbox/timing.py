@@ -7,14 +7,15 @@ on an input set of its own (fresh values, so caching on input contents gains not
 call's output copied into a buffer of the judge's, then one device synchronisation. What a
 request costs besides its calls (the channel, the switch between CUDA contexts, first
 touches of freshly written memory: 0.2-0.8 ms on an H100) is then alike on both sides; a
-batch amortises it, and `request_cost` measures it on the reference runner (a request of one
-call against one of k) so it is taken off both. Before each
+batch amortises it, and `request_cost` measures it on the reference runner (requests of one
+call against its batches) so it is taken off both. Before each
 batch the judge writes new inputs and flushes L2 from its own context (the cache is the
 GPU's). No clock of the candidate's process is read. After each batch the judge compares, at
 random, a share of its calls' outputs with the reference's on the same inputs, and the last
 call of all always.
 """
 import math
+import os
 import statistics
 import time
 
@@ -63,6 +64,7 @@ class Clock:
 
 
 CALIBRATION_REQUESTS = 5
+MEMORY_LOG = bool(os.environ.get("KGYM_MEMORY_LOG"))  # a diagnosis: the judge's memory after each batch
 
 
 def plan(reference, timed_reference, new_inputs, device: str, warmup: int, reps: int) -> dict:
@@ -83,20 +85,21 @@ def plan(reference, timed_reference, new_inputs, device: str, warmup: int, reps:
             "expected": expected}
 
 
-def request_cost(side, k: int, clock: Clock) -> float:
-    """What a request costs `side` besides its calls (the channel, the switch between CUDA
-    contexts): with T(n) a request of n calls, L2 flushed before each, T(n) = cost + n x call, so
-    cost = (n T(1) - T(n)) / (n - 1), from medians of requests of 1 and of n calls taken in
-    turn (n = k, or two passes over one input set when k is 1); kept between 0 and half of T(1)."""
-    one, many = [], []
-    n = max(k, 2)
-    for _ in range(CALIBRATION_REQUESTS):
-        clock.ready()
-        one.append(side.timed_batch(1, raw=True)[0])
-        clock.ready()
-        many.append(side.timed_batch(k, raw=True, passes=1 if k > 1 else 2)[0])
+def request_cost(one: list, many: list, n: int) -> float:
+    """What a request costs besides its calls (the channel, the switch between CUDA contexts):
+    with T(n) the time of a request of n calls, L2 flushed before each, T(n) = cost + n x call,
+    so cost = (n T(1) - T(n)) / (n - 1), from the medians of requests of one call (`one`) and of
+    n calls (`many`); kept between 0 and half of T(1)."""
     t1, tn = statistics.median(one), statistics.median(many)
     return min(max((n * t1 - tn) / (n - 1), 0.0), t1 / 2)
+
+
+def single_calls(side, clock: Clock, passes: int = 1) -> list:
+    times = []
+    for _ in range(CALIBRATION_REQUESTS):
+        clock.ready()
+        times.append(side.timed_batch(1, raw=True, passes=passes)[0])
+    return times
 
 
 def tensor_bytes(values: list) -> int:
@@ -114,13 +117,15 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, re
                      min_timed_s: float, device: str, seconds: dict, check_this) -> dict:
     """Batches of k calls a side (from `plan`), alternating which side runs first; both sides
     answer timed_batch for the same input sets. Stops after `reps` calls per side, or earlier
-    once each side has been timed for `min_timed_s` and at least 5 calls ran.
-    `check(call, expected, given)` raises on a wrong timed output; `check_this()` says, per
-    call after its batch, whether to compare it. Adds where the time went to `seconds`."""
+    once each side has been timed for `min_timed_s` and at least 5 calls ran. Then takes what a
+    request costs (`request_cost`: single-call requests to the reference against its batches)
+    off every batch of both sides. `check(call, expected, given)` raises on a wrong timed
+    output; `check_this()` says, per call after its batch, whether to compare it. Adds where
+    the time went to `seconds`."""
     clock = Clock(device)
     sides = {"ref": reference, "cand": candidate}
     spent = {"timing_warmup": 0.0, "timing_refill": 0.0, "timing_calls": 0.0, "timing_checks": 0.0}
-    times_ms, checked = {"ref": [], "cand": []}, 0
+    raw, checked = {"ref": [], "cand": []}, 0  # seconds per batch, nothing taken off
 
     def refill() -> None:
         sets = [new_inputs() for _ in range(k)]
@@ -133,9 +138,8 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, re
             side.expect(expected, "timing", k)
         refill()
         for side in sides.values():  # one batch a side to warm up
-            side.timed_batch(k)
-        cost = request_cost(reference, k, clock)
-        reference.overhead_s = candidate.overhead_s = cost  # the same path: taken off both
+            side.timed_batch(k, raw=True)
+        one = single_calls(reference, clock)
         spent["timing_warmup"] = time.perf_counter() - t0
         calls, batch = 0, 0
         while True:
@@ -145,21 +149,30 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, re
             spent["timing_refill"] += t1 - t0
             for name in (("ref", "cand") if batch % 2 == 0 else ("cand", "ref")):
                 clock.ready()
-                times_ms[name] += [sides[name].timed_batch(k)[0] * 1e3 / k] * k
+                raw[name].append(sides[name].timed_batch(k, raw=True)[0])
             t2 = time.perf_counter()
             spent["timing_calls"] += t2 - t1
             calls += k
             batch += 1
-            last = calls >= reps or (calls >= 5 and min(sum(times_ms["ref"]), sum(times_ms["cand"])) >= min_timed_s * 1e3)
+            last = calls >= reps or (calls >= 5 and min(sum(raw["ref"]), sum(raw["cand"])) >= min_timed_s)
             for i in range(k):
                 if (last and i == k - 1) or check_this():
                     check(calls - k + i, reference.slot_output(i), candidate.slot_output(i))
                     checked += 1
             spent["timing_checks"] += time.perf_counter() - t2
+            if MEMORY_LOG and device == "cuda":
+                print(f"timing batch {batch}: {torch.cuda.memory_allocated() >> 20} MiB allocated, "
+                      f"{torch.cuda.memory_reserved() >> 20} MiB reserved", flush=True)
             if last:
                 break
+        t0 = time.perf_counter()
+        cost = request_cost(one, raw["ref"], k) if k > 1 else \
+            request_cost(one, single_calls(reference, clock, passes=2), 2)
+        spent["timing_warmup"] += time.perf_counter() - t0
+    reference.overhead_s = candidate.overhead_s = cost  # the same path: taken off both
     seconds.update(spent)
-    return {"reference_ms": times_ms["ref"], "candidate_ms": times_ms["cand"], "checked": checked, "overhead_s": cost}
+    per_call = {name: [max(t - cost, 0.0) * 1e3 / k for t in times for _ in range(k)] for name, times in raw.items()}
+    return {"reference_ms": per_call["ref"], "candidate_ms": per_call["cand"], "checked": checked, "overhead_s": cost}
 
 
 def time_traced(candidate, new_inputs, reps: int) -> list:
