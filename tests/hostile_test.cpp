@@ -82,6 +82,11 @@ const hostile_case cases[] = {
     {"resets_deadline", TIMEOUT, ""},
     {"answers_subclass", INCORRECT, ""},
     {"rewrites_integrity", INCORRECT, ""},
+    // Its process's GPU work between its timed requests: run while the reference is timed,
+    // deferred past its answers, or hidden by moving the phase calls that bound its windows.
+    {"contends_reference", HACKED, "gpu_work_between_requests", true},
+    {"defers_work", HACKED, "gpu_work_between_requests|wrong_output_when_timed", true},
+    {"stretches_window", HACKED, "batch_window_longer_than_request|gpu_work_between_requests", true},
 };
 
 // One evaluator for the whole suite: surviving every case is part of what is tested.

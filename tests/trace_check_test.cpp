@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "gpu/trace/trace_mac.hpp"
+#include "gpu/profiler/request_windows.hpp"
 #include "gpu/profiler/trace_check.hpp"
 #include "tests/test_support.hpp"
 
@@ -110,10 +111,12 @@ TEST(TraceCheck, RejectsReplayedMissingAndLateLines) {
 }
 
 TEST(TraceCheck, KnowsTheHarnesssPhaseCalls) {
-  EXPECT_EQ(expected_phase_calls(2, 1),
+  EXPECT_EQ(expected_phase_calls(2, 2, 1),
             (std::vector<std::string>{"train", "checks", "eval", "checks", "train", "checks", "eval", "checks",
-                                      "untraced", "timed:0", "checks", "untraced"}));
-  auto expected = expected_phase_calls(1, 2);
+                                      "batch", "idle", "batch", "idle", "timed:0", "checks", "untraced"}));
+  EXPECT_EQ(expected_phase_calls(1, 1, 0),
+            (std::vector<std::string>{"train", "checks", "eval", "checks", "batch", "idle", "untraced"}));
+  auto expected = expected_phase_calls(1, 3, 2);
   EXPECT_EQ(phase_protocol(expected, expected), "complete");
   EXPECT_EQ(phase_protocol({}, expected), "partial");
   EXPECT_EQ(phase_protocol({"train"}, expected), "partial");                        // killed
@@ -121,6 +124,9 @@ TEST(TraceCheck, KnowsTheHarnesssPhaseCalls) {
   EXPECT_EQ(phase_protocol({"untraced"}, expected), "partial");                     // did not load
   EXPECT_EQ(phase_protocol({"train", "untraced", "train"}, expected), "deviates");
   EXPECT_EQ(phase_protocol({"eval"}, expected), "deviates");
+  // An idle call moved (e.g. to just before the next batch) still reads in order; the
+  // windows' times catch that (RequestWindows below). One missing does not.
+  EXPECT_EQ(phase_protocol({"train", "checks", "eval", "checks", "batch", "batch"}, expected), "deviates");
   auto longer = expected;
   longer.push_back("untraced");
   EXPECT_EQ(phase_protocol(longer, expected), "deviates");
@@ -144,7 +150,7 @@ checked_trace trace_with(std::vector<std::string> calls, bool ended, int rejecte
 }
 
 TEST(TraceCheck, JudgesResultsByTheirTrace) {
-  const auto expected = expected_phase_calls(1, 1);
+  const auto expected = expected_phase_calls(1, 1, 1);
   auto whole = result_with(OK);
   apply_trace_integrity(trace_with(expected, true), expected, false, &whole);
   EXPECT_EQ(Verdict_Name(whole.verdict()), "OK");
@@ -157,7 +163,7 @@ TEST(TraceCheck, JudgesResultsByTheirTrace) {
   EXPECT_FALSE(early.correct());
   ASSERT_EQ(early.evidence_size(), 1);
   EXPECT_EQ(early.evidence(0).kind(), "trace_incomplete");
-  EXPECT_EQ(early.evidence(0).detail(), "the trace has no end record after 2 of the harness's 8 phase calls");
+  EXPECT_EQ(early.evidence(0).detail(), "the trace has no end record after 2 of the harness's 9 phase calls");
   auto unended = result_with(OK);
   apply_trace_integrity(trace_with(expected, false), expected, false, &unended);
   EXPECT_EQ(Verdict_Name(unended.verdict()), "HACKED");
@@ -216,9 +222,106 @@ TEST(TraceCheck, ARecordedTraceEditedInPlaceLosesTheEditedLines) {
   EXPECT_LT(profile_of(forged).coverage(), 0.1);
   ExecResult r;
   r.set_verdict(OK);
-  apply_trace_integrity(forged, expected_phase_calls(5, 5), false, &r);
+  apply_trace_integrity(forged, expected_phase_calls(5, 4, 5), false, &r);
   EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED");
   EXPECT_EQ(r.evidence(0).kind(), "trace_forged");
+}
+
+// The timing section as a trace shows it: windows [1, 2] and [5, 6] ms (batch and idle
+// calls), the traced reps from 9 ms; the judge's requests took 1.2 ms each.
+checked_trace timing_trace(std::vector<std::pair<uint64_t, uint64_t>> kernels_ns) {
+  checked_trace t;
+  t.phase_calls = {"checks", "batch", "idle", "batch", "idle", "timed:0", "checks", "untraced"};
+  t.phase_at_ns = {500'000, 1'000'000, 2'000'000, 5'000'000, 6'000'000, 9'000'000, 9'500'000, 9'600'000};
+  for (auto [start, end] : kernels_ns) {
+    KernelActivity k;
+    k.set_name("k");
+    k.set_start_ns(start);
+    k.set_end_ns(end);
+    t.kernels.push_back(k);
+  }
+  return t;
+}
+
+const std::vector<double> judge_ms = {1.2, 1.2};
+
+TEST(RequestWindows, TakeWorkInsideTheCandidatesOwnWindows) {
+  // Its batches' kernels, one ending within the slack after its window closed, and work
+  // before the timing (correctness) and in the traced reps, which are not this check's.
+  auto found = check_request_windows(
+      timing_trace({{1'100'000, 1'900'000}, {5'100'000, 6'030'000}, {400'000, 600'000}, {9'100'000, 9'200'000}}),
+      judge_ms);
+  EXPECT_EQ(found.windows, 2);
+  EXPECT_EQ(found.outside, 0) << found.first_outside;
+  EXPECT_EQ(found.longer, 0) << found.first_longer;
+  ExecResult r = result_with(OK);
+  apply_request_windows(found, false, &r);
+  EXPECT_EQ(Verdict_Name(r.verdict()), "OK");
+  EXPECT_EQ(r.evidence_size(), 0);
+}
+
+TEST(RequestWindows, FindWorkBetweenRequestsAndWorkLeftRunning) {
+  // Background work while the reference was timed (3 to 3.5 ms), work deferred past an
+  // answer (1.9 to 2.2 ms), work begun before the first batch that runs into it.
+  auto found = check_request_windows(
+      timing_trace({{1'100'000, 1'900'000}, {3'000'000, 3'500'000}, {1'900'000, 2'200'000}, {800'000, 1'500'000}}),
+      judge_ms);
+  EXPECT_EQ(found.outside, 3);
+  EXPECT_NEAR(found.outside_ms, 0.5 + 0.3 + 0.7, 1e-9);
+  EXPECT_EQ(found.first_outside, "'k' (0.500 ms) ran from 2.000 to 2.500 ms after batch 0 opened (it closed at 1.000 ms)");
+  EXPECT_EQ(check_request_windows(timing_trace({{800'000, 1'500'000}}), judge_ms).first_outside,
+            "'k' (0.700 ms) began before the first batch");
+  // Between the last window and the traced reps (the judge's last checks) counts too.
+  EXPECT_EQ(check_request_windows(timing_trace({{7'000'000, 7'100'000}}), judge_ms).outside, 1);
+  ExecResult r = result_with(OK);
+  apply_request_windows(found, false, &r);
+  EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED");
+  EXPECT_EQ(r.failed_phase(), "timing");
+  ASSERT_EQ(r.evidence_size(), 1);
+  EXPECT_EQ(r.evidence(0).kind(), "gpu_work_between_requests");
+  EXPECT_EQ(r.evidence(0).source(), "cupti");
+  EXPECT_EQ(r.evidence(0).detail(), "3 kernels or copies (1.500 ms of GPU time) outside the candidate's 2 batch windows; " +
+                                        found.first_outside);
+  // A failed evaluation keeps its verdict; the ablation keeps OK and the evidence.
+  ExecResult failed = result_with(INCORRECT);
+  apply_request_windows(found, false, &failed);
+  EXPECT_EQ(Verdict_Name(failed.verdict()), "INCORRECT");
+  ExecResult ablation = result_with(OK);
+  apply_request_windows(found, true, &ablation);
+  EXPECT_EQ(Verdict_Name(ablation.verdict()), "OK");
+  EXPECT_EQ(ablation.evidence_size(), 1);
+}
+
+TEST(RequestWindows, FindAWindowLongerThanItsRequest) {
+  // The second idle call held back until just before the traced reps: its window covers the
+  // time after its answer, longer than the judge's clock around the request.
+  auto trace = timing_trace({{5'100'000, 8'000'000}});
+  trace.phase_at_ns[4] = 8'900'000;
+  auto found = check_request_windows(trace, judge_ms);
+  EXPECT_EQ(found.outside, 0);
+  EXPECT_EQ(found.longer, 1);
+  EXPECT_EQ(found.first_longer, "batch 1: its window in the trace lasted 3.900 ms, the judge's request 1.200 ms");
+  ExecResult r = result_with(OK);
+  apply_request_windows(found, false, &r);
+  EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED");
+  EXPECT_EQ(r.evidence(0).kind(), "batch_window_longer_than_request");
+  // Within the slack it stands.
+  EXPECT_EQ(check_request_windows(timing_trace({}), {0.96, 0.96}).longer, 0);
+  EXPECT_EQ(check_request_windows(timing_trace({}), {0.94, 0.96}).longer, 1);
+}
+
+TEST(RequestWindows, AnUnclosedWindowAndNoWindowsAtAll) {
+  checked_trace cut;  // killed inside its first batch
+  cut.phase_calls = {"checks", "batch"};
+  cut.phase_at_ns = {500'000, 1'000'000};
+  KernelActivity k;
+  k.set_start_ns(1'500'000);
+  k.set_end_ns(1'600'000);
+  cut.kernels.push_back(k);
+  auto found = check_request_windows(cut, {});
+  EXPECT_EQ(found.windows, 1);
+  EXPECT_EQ(found.outside, 0);
+  EXPECT_EQ(check_request_windows(checked_trace{}, {}).windows, 0);
 }
 
 TEST(TraceCheck, ReadsKeysAsHex) {

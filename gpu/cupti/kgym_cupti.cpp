@@ -13,9 +13,15 @@
 //
 // Control (called by the sandbox through ctypes, the same calls as gpu/trace's CPU library):
 // kgym_trace_set_phase(name) labels the launches that follow and is itself recorded;
-// kgym_trace_finish() flushes every record and writes the end record. Launch attribution
-// costs a stack walk per launch, so the sandbox turns it off (phase "untraced") around timed
-// repetitions.
+// kgym_trace_finish() flushes every record and writes the end record. Each phase call is
+// recorded with its time on CUPTI's clock (the clock of the kernel records).
+//
+// Phases come in three kinds. "untraced": nothing is recorded. "batch" and "idle" (the timed
+// batches and the time between them): every kernel, copy and memset that runs is recorded
+// with its start and end, but no launch is attributed (a stack walk per launch would weigh
+// on the timed calls); the executor checks that all of them ran inside the candidate's own
+// batch windows (none while the reference was timed, none left running past an answer).
+// Every other phase: kernels with their phase and launcher.
 //
 // The trace is authenticated (gpu/trace/trace_writer): each line is "<MAC> <TraceRecord
 // JSON>" with a sequence number, under a key read at CUDA initialisation from a pipe. That
@@ -84,16 +90,32 @@ const CUpti_CallbackId runtime_launches[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
     CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000};
 
-// Untraced phases (timed repetitions) run with no CUPTI callback and no activity record.
-void set_tracing(bool on) {
+enum class tracing { off, windows, full };
+
+tracing tracing_of(const std::string& phase) {
+  if (phase == "untraced")
+    return tracing::off;
+  return phase == "batch" || phase == "idle" ? tracing::windows : tracing::full;
+}
+
+const CUpti_ActivityKind copies[] = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
+
+void set_tracing(tracing mode) {
+  const bool attribute = mode == tracing::full;
   for (auto cbid : driver_launches)
-    cuptiEnableCallback(on ? 1 : 0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    cuptiEnableCallback(attribute ? 1 : 0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
   for (auto cbid : runtime_launches)
-    cuptiEnableCallback(on ? 1 : 0, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
-  if (on)
-    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  else
+    cuptiEnableCallback(attribute ? 1 : 0, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+  if (mode == tracing::off)
     cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  else
+    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  for (auto kind : copies) {
+    if (mode == tracing::windows)
+      cuptiActivityEnable(kind);
+    else
+      cuptiActivityDisable(kind);
+  }
 }
 
 // Runtime launches (PyTorch's own kernels, cuBLAS) and driver launches (Triton) both pass
@@ -118,10 +140,35 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
   *max_records = 0;
 }
 
+// A copy or memset (recorded in the "batch" and "idle" phases only) as a kernel record named
+// "[memcpy]" or "[memset]": the GPU was busy on the candidate's behalf all the same.
+void emit_copy(const CUpti_Activity* record) {
+  uint64_t start, end;
+  uint32_t stream, device, correlation;
+  if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+    auto* c = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+    start = c->start, end = c->end, stream = c->streamId, device = c->deviceId, correlation = c->correlationId;
+  } else {
+    auto* c = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+    start = c->start, end = c->end, stream = c->streamId, device = c->deviceId, correlation = c->correlationId;
+  }
+  char body[320];
+  std::snprintf(body, sizeof body,
+                "\"kernel\":{\"start_ns\":%llu,\"end_ns\":%llu,\"stream\":%u,\"device\":%u,\"correlation\":%u,"
+                "\"name\":\"%s\",\"phase\":\"untraced\"}",
+                static_cast<unsigned long long>(start), static_cast<unsigned long long>(end), stream, device,
+                correlation, record->kind == CUPTI_ACTIVITY_KIND_MEMCPY ? "[memcpy]" : "[memset]");
+  kgym::trace_writer::emit(body);
+}
+
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
   CUpti_Activity* record = nullptr;
   std::lock_guard<std::mutex> lock(mutex);
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY || record->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+      emit_copy(record);
+      continue;
+    }
     if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && record->kind != CUPTI_ACTIVITY_KIND_KERNEL)
       continue;
     auto* k = reinterpret_cast<CUpti_ActivityKernel10*>(record);
@@ -154,19 +201,21 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 
 extern "C" {
 
-// "untraced" also stops callbacks and activity records: timed repetitions pay no tracing cost.
+// Every call is recorded, with its time; the kind of tracing changes with the phase's.
 __attribute__((visibility("default"))) void kgym_trace_set_phase(const char* name) {
   std::string next = name ? name : "untraced";
-  bool was_traced, now_traced = next != "untraced";
+  tracing before, after = tracing_of(next);
   {
     std::lock_guard<std::mutex> lock(mutex);
-    was_traced = phase != "untraced";
+    before = tracing_of(phase);
     phase = next;
-    kgym::trace_writer::record_phase(next);  // every call, in order: the executor checks the protocol
-    traced.store(now_traced);
+    uint64_t now = 0;
+    cuptiGetTimestamp(&now);
+    kgym::trace_writer::record_phase(next, now);  // every call, in order: the executor checks the protocol
+    traced.store(after == tracing::full);
   }
-  if (now_traced != was_traced)
-    set_tracing(now_traced);
+  if (after != before)
+    set_tracing(after);
 }
 
 // The harness's last call: every record flushed, then the end record.

@@ -15,6 +15,7 @@
 
 #include "gpu/executor/eval_defaults.hpp"
 #include "gpu/executor/process_watch.hpp"
+#include "gpu/profiler/request_windows.hpp"
 #include "gpu/profiler/trace_check.hpp"
 #include "gpu/profiler/trace_profile.hpp"
 #include "messages/evidence.hpp"
@@ -318,8 +319,11 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
                    "the trace calls kernels generated that the candidate's source does not name: " + unmarked.front() +
                        (unmarked.size() > 1 ? " and " + std::to_string(unmarked.size() - 1) + " more" : ""),
                    "cupti");
-    apply_trace_integrity(trace, expected_phase_calls(opts.correctness_trials(), cuda ? opts.traced_reps() : 0),
-                          opts.no_hacking_check(), &result);
+    const std::vector<double> batches(result.timed_batch_ms().begin(), result.timed_batch_ms().end());
+    apply_trace_integrity(
+        trace, expected_phase_calls(opts.correctness_trials(), static_cast<int>(batches.size()), cuda ? opts.traced_reps() : 0),
+        opts.no_hacking_check(), &result);
+    apply_request_windows(check_request_windows(trace, batches), opts.no_hacking_check(), &result);
     if (cuda)
       apply_profile_verdict(profile_of(trace), opts.no_hacking_check(), &result);
     if (!options_.trace_archive.empty())

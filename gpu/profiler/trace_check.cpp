@@ -64,8 +64,10 @@ checked_trace check_trace(const std::vector<std::string>& lines, const std::stri
     next = r.seq() + 1;
     if (r.has_kernel())
       trace.kernels.push_back(r.kernel());
-    else if (r.what_case() == TraceRecord::kPhase)
+    else if (r.what_case() == TraceRecord::kPhase) {
       trace.phase_calls.push_back(r.phase());
+      trace.phase_at_ns.push_back(r.at_ns());
+    }
     else if (r.has_end())
       trace.ended = r.end().records() == r.seq();
   }
@@ -105,11 +107,12 @@ ProfileReport profile_of(const checked_trace& trace) {
   return report;
 }
 
-std::vector<std::string> expected_phase_calls(int trials, int traced_reps) {
+std::vector<std::string> expected_phase_calls(int trials, int batches, int traced_reps) {
   std::vector<std::string> calls;
   for (int t = 0; t < trials; ++t)
     calls.insert(calls.end(), {"train", "checks", "eval", "checks"});
-  calls.push_back("untraced");
+  for (int b = 0; b < batches; ++b)
+    calls.insert(calls.end(), {"batch", "idle"});
   for (int r = 0; r < traced_reps; ++r)
     calls.insert(calls.end(), {"timed:" + std::to_string(r), "checks"});
   calls.push_back("untraced");

@@ -2,6 +2,7 @@
 // order, to the end, and did the phase calls follow the harness's protocol?
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@ namespace kgym {
 struct checked_trace {
   std::vector<KernelActivity> kernels;   // from authenticated lines only
   std::vector<std::string> phase_calls;  // kgym_trace_set_phase calls, in order
+  std::vector<uint64_t> phase_at_ns;     // when each was made (the kernels' clock)
   bool ended = false;                    // the end record came, with the right count
   int lines = 0;                         // non-empty lines read
   int rejected = 0;                      // lines not taken: bad MAC, wrong place, after the end
@@ -37,10 +39,10 @@ checked_trace read_checked_trace(const std::string& path, const std::string& key
 ProfileReport profile_of(const checked_trace& trace);
 
 // The candidate process's phase calls for a whole evaluation (candidate_runner.py, as the
-// judge drives it in evaluate.py): per correctness trial train, checks, eval, checks;
-// "untraced" for the timing; per traced rep timed:<i>, checks (GPU only: none on the CPU);
-// "untraced" before the trace ends. (The reference runs in the judge's process, untraced.)
-std::vector<std::string> expected_phase_calls(int trials, int traced_reps);
+// judge drives it in evaluate.py): per correctness trial train, checks, eval, checks; per
+// timed batch (as many as the judge reports timing) batch, idle; per traced rep timed:<i>,
+// checks (GPU only: none on the CPU); "untraced" before the trace ends.
+std::vector<std::string> expected_phase_calls(int trials, int batches, int traced_reps);
 
 // How the recorded calls relate to the protocol: "complete" (all of it), "partial" (a
 // prefix of it, perhaps closed by the final "untraced": an evaluation that stopped early),

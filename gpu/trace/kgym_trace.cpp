@@ -3,6 +3,8 @@
 // is the interpreter's launch record), so the executor can tell a finished evaluation from a
 // result frame the candidate wrote itself. Loaded by the sandbox (ctypes) before the
 // candidate's code; the CUPTI library (gpu/cupti) exports the same calls on the GPU.
+#include <time.h>
+
 #include "gpu/trace/trace_writer.hpp"
 
 extern "C" {
@@ -12,7 +14,10 @@ __attribute__((visibility("default"))) int kgym_trace_start() {
 }
 
 __attribute__((visibility("default"))) void kgym_trace_set_phase(const char* name) {
-  kgym::trace_writer::record_phase(name ? name : "untraced");
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  kgym::trace_writer::record_phase(name ? name : "untraced",
+                                   static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec));
 }
 
 __attribute__((visibility("default"))) int kgym_trace_finish() { return kgym::trace_writer::finish(); }

@@ -70,9 +70,10 @@ void emit(const std::string& body) {
   emit_locked(body);
 }
 
-void record_phase(const std::string& name) {
+void record_phase(const std::string& name, uint64_t at_ns) {
   std::string body = "\"phase\":";
   append_json_string(body, name.c_str());
+  body += ",\"at_ns\":" + std::to_string(at_ns);
   emit(body);
 }
 

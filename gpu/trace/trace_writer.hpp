@@ -4,6 +4,7 @@
 // (trace_mac.hpp). Shared by the CUPTI library (GPU) and libkgym_trace (CPU).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace kgym::trace_writer {
@@ -16,8 +17,9 @@ bool start_from_environment();
 // Thread-safe.
 void emit(const std::string& body);
 
-// A phase call's record ("phase": name): every call, in order.
-void record_phase(const std::string& name);
+// A phase call's record ("phase": name, "at_ns": when, on the clock of the library's kernel
+// records): every call, in order.
+void record_phase(const std::string& name, uint64_t at_ns);
 
 // The end record, then the file is closed: nothing written after it is ours. -1 when
 // there is no trace or it had ended.

@@ -93,14 +93,15 @@ class Runner:
     def batch(self, message, fds):
         """A timed batch: k eval-mode calls back to back on input sets 0..k-1, each output
         copied into its slot, then one device-wide synchronisation; `passes` times over (the
-        judge's measure of what a request costs); `phase`: a traced call."""
-        self.enter(message.get("phase"))
+        judge's measure of what a request costs). Phase "batch" opens a window in the trace
+        that "idle" closes once the answer is ready; "timed:<i>": a traced call."""
+        phase = str(message.get("phase") or "batch")
+        self.enter(phase)
         try:
             self.model.train(False)
             return self.run(self.model, int(message["k"]), int(message.get("passes") or 1))
         finally:
-            if str(message.get("phase", "")).startswith("timed:"):
-                self.enter("checks")
+            self.enter("idle" if phase == "batch" else "checks")
 
     def run(self, model, k: int, passes: int = 1) -> dict:
         if not 1 <= k <= min(len(self.input_sets), len(self.slots)):

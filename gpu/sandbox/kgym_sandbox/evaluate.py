@@ -218,6 +218,8 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
         raise
     except BaseException as exc:
         raise failure_from(exc, "timing", "while timing")
+    finally:  # also for a failed timing: the executor matches them to the trace's windows
+        result["timed_batch_ms"] = list(getattr(candidate, "batch_ms", []))
     candidate.finish()
     timed_reference.finish()
     ref_ms, cand_ms = timed["reference_ms"], timed["candidate_ms"]

@@ -26,6 +26,7 @@ class RemoteCandidate:
         self.overhead_s = 0.0  # timing.plan sets it
         self.input_arena, self.input_layout, self.input_sets = None, None, 0  # the candidate's copies
         self.slots, self.slot_specs = [], None  # per call of a batch: its output buffers
+        self.batch_ms = []  # the judge's clock around each timed batch request, in order
 
     def request(self, phase: str, message: dict, fds: list = (), internal_ok: bool = False) -> dict:
         """Sends one request and returns its answer; a failure for a dead or lying candidate.
@@ -167,11 +168,18 @@ class RemoteCandidate:
             return None, str(answer["wrong"])[:failures.MAX_MESSAGE_CHARS], False, []
         return self.slot_output(0), "", answer.get("aliases") is True, self.patched(answer)
 
-    def timed_batch(self, k: int, phase: str = "untraced", raw: bool = False, passes: int = 1) -> tuple:
+    def timed_batch(self, k: int, phase: str = "batch", raw: bool = False, passes: int = 1) -> tuple:
         """(seconds by the judge's clock, the answer) for `passes` passes of k eval-mode calls
-        back to back, less the cost of a request (`raw`: with nothing taken off)."""
+        back to back, less the cost of a request (`raw`: with nothing taken off). The clock
+        around every "batch" request is kept (`batch_ms`): the executor matches each to the
+        window the candidate's trace shows for it."""
         t0 = time.perf_counter()
-        answer = self.request("timing", {"op": "batch", "k": k, "phase": phase, "passes": passes})
+        pending = self.post("timing", {"op": "batch", "k": k, "phase": phase, "passes": passes})
+        try:
+            answer = self.collect(pending)
+        finally:
+            if phase == "batch":
+                self.batch_ms.append((time.perf_counter() - t0) * 1e3)
         seconds = max(time.perf_counter() - t0 - (0.0 if raw else self.overhead_s), 0.0)
         if "wrong" in answer:
             raise failures.Failure("HACKED", "timing", "wrong output while being timed: " + str(answer["wrong"])[:500],

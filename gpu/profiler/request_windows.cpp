@@ -1,0 +1,105 @@
+#include "gpu/profiler/request_windows.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <utility>
+
+#include "messages/evidence.hpp"
+
+namespace kgym {
+
+namespace {
+
+struct window {
+  uint64_t open_ns, close_ns;
+};
+
+std::string describe(const KernelActivity& k, const std::vector<window>& windows) {
+  // The last window that opened before it: where the work sits in the timing.
+  auto after = std::upper_bound(windows.begin(), windows.end(), k.start_ns(),
+                                [](uint64_t t, const window& w) { return t < w.open_ns; });
+  char text[300];
+  if (after == windows.begin()) {
+    std::snprintf(text, sizeof text, "'%.120s' (%.3f ms) began before the first batch", k.name().c_str(),
+                  (k.end_ns() - k.start_ns()) / 1e6);
+  } else {
+    const window& w = *(after - 1);
+    std::snprintf(text, sizeof text, "'%.120s' (%.3f ms) ran from %.3f to %.3f ms after batch %d opened (it closed at %.3f ms)",
+                  k.name().c_str(), (k.end_ns() - k.start_ns()) / 1e6, (static_cast<double>(k.start_ns()) - w.open_ns) / 1e6,
+                  (static_cast<double>(k.end_ns()) - w.open_ns) / 1e6, static_cast<int>(after - windows.begin()) - 1,
+                  (w.close_ns - w.open_ns) / 1e6);
+  }
+  return text;
+}
+
+}  // namespace
+
+request_windows check_request_windows(const checked_trace& trace, const std::vector<double>& judge_batch_ms) {
+  request_windows found;
+  std::vector<window> windows;
+  uint64_t section_end = std::numeric_limits<uint64_t>::max();
+  const auto& calls = trace.phase_calls;
+  for (size_t i = 0; i < calls.size() && i < trace.phase_at_ns.size(); ++i) {
+    if (calls[i] == "batch") {
+      uint64_t close = i + 1 < trace.phase_at_ns.size() ? trace.phase_at_ns[i + 1] : section_end;
+      windows.push_back({trace.phase_at_ns[i], close});
+    } else if (!windows.empty() && calls[i] != "idle" && section_end == std::numeric_limits<uint64_t>::max()) {
+      section_end = trace.phase_at_ns[i];
+    }
+  }
+  found.windows = static_cast<int>(windows.size());
+  if (windows.empty())
+    return found;
+  const uint64_t slack = static_cast<uint64_t>(window_slack_ms * 1e6);
+  for (size_t i = 0; i < windows.size() && i < judge_batch_ms.size(); ++i) {
+    double window_ms = (windows[i].close_ns - windows[i].open_ns) / 1e6;
+    if (windows[i].close_ns < windows[i].open_ns || window_ms > judge_batch_ms[i] + window_slack_ms) {
+      if (found.longer++ == 0) {
+        char text[200];
+        std::snprintf(text, sizeof text, "batch %zu: its window in the trace lasted %.3f ms, the judge's request %.3f ms",
+                      i, window_ms, judge_batch_ms[i]);
+        found.first_longer = text;
+      }
+    }
+  }
+  const uint64_t section_start = windows.front().open_ns;
+  for (const auto& k : trace.kernels) {
+    if (k.end_ns() <= section_start || k.start_ns() >= section_end)
+      continue;
+    auto after = std::upper_bound(windows.begin(), windows.end(), k.start_ns() + slack,
+                                  [](uint64_t t, const window& w) { return t < w.open_ns; });
+    bool inside = after != windows.begin() &&
+                  (k.end_ns() <= (after - 1)->close_ns || k.end_ns() - (after - 1)->close_ns <= slack);
+    if (inside)
+      continue;
+    if (found.outside++ == 0)
+      found.first_outside = describe(k, windows);
+    found.outside_ms += k.end_ns() > k.start_ns() ? (k.end_ns() - k.start_ns()) / 1e6 : 0.0;
+  }
+  return found;
+}
+
+void apply_request_windows(const request_windows& found, bool no_hacking_check, ExecResult* result) {
+  if (result->verdict() != OK)
+    return;
+  auto hack = [&](const std::string& kind, const std::string& detail, const std::string& message) {
+    add_evidence(result, kind, detail, "cupti");
+    if (!no_hacking_check && result->verdict() != HACKED)
+      mark_hacked(result, "timing", message);
+  };
+  if (found.outside > 0) {
+    char text[120];
+    std::snprintf(text, sizeof text, "%d kernels or copies (%.3f ms of GPU time) outside the candidate's %d batch windows; ",
+                  found.outside, found.outside_ms, found.windows);
+    hack("gpu_work_between_requests", text + found.first_outside,
+         "the candidate's process ran GPU work between its timed requests (while the reference was timed, or "
+         "left running past its answers)");
+  }
+  if (found.longer > 0)
+    hack("batch_window_longer_than_request",
+         std::to_string(found.longer) + " of " + std::to_string(found.windows) + " batch windows; " + found.first_longer,
+         "the candidate's trace shows batch windows longer than the judge's requests (its phase calls were moved)");
+}
+
+}  // namespace kgym
