@@ -153,6 +153,24 @@ class Packing(unittest.TestCase):
         self.assertTrue(torch.equal(values[0], t))
         self.assertEqual(values[1:], [3, (0.5, [True, None]), "x"])
 
+    def test_leaves_no_reference_cycle_holding_the_tensors(self):
+        # A batch's inputs must go when the judge drops them, not when the cyclic collector
+        # runs (on the GPU that held a batch's inputs per batch until out of memory).
+        import gc
+        import weakref
+        from kgym_sandbox import packing
+        gc.disable()
+        try:
+            t = torch.arange(4.0)
+            gone = weakref.ref(t)
+            buffers = []
+            items = packing.pack([t, (t, [t])], buffers)
+            packing.unpack(items, buffers)
+            del t, buffers, items
+            self.assertIsNone(gone())
+        finally:
+            gc.enable()
+
     def test_refuses_what_pack_never_writes(self):
         from kgym_sandbox import packing
         for bad in ([{"tensor": 5}], [{"tensor": 0, "value": 1}], [{"code": "import os"}], {"value": 1},

@@ -15,7 +15,6 @@ random, a share of its calls' outputs with the reference's on the same inputs, a
 call of all always.
 """
 import math
-import os
 import statistics
 import time
 
@@ -64,7 +63,6 @@ class Clock:
 
 
 CALIBRATION_REQUESTS = 5
-MEMORY_LOG = bool(os.environ.get("KGYM_MEMORY_LOG"))  # a diagnosis: the judge's memory after each batch
 
 
 def plan(reference, timed_reference, new_inputs, device: str, warmup: int, reps: int) -> dict:
@@ -160,9 +158,6 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, re
                     check(calls - k + i, reference.slot_output(i), candidate.slot_output(i))
                     checked += 1
             spent["timing_checks"] += time.perf_counter() - t2
-            if MEMORY_LOG and device == "cuda":
-                print(f"timing batch {batch}: {torch.cuda.memory_allocated() >> 20} MiB allocated, "
-                      f"{torch.cuda.memory_reserved() >> 20} MiB reserved", flush=True)
             if last:
                 break
         t0 = time.perf_counter()

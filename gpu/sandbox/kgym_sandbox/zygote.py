@@ -95,9 +95,12 @@ class Pair:
         traced = tracing.traced(device)
         self.traced = traced
         key_r, key_w = os.pipe() if traced else (-1, -1)
+        # The reference runner records its batches as the candidate's process does (the same
+        # recording cost on both sides of the ratio), under a key of its own that nobody reads.
+        reference_key_r, reference_key_w = os.pipe() if traced else (-1, -1)
         self.judge_pid = os.fork()
         if self.judge_pid == 0:
-            for fd in (self.command_w, self.result_r, out_fd, key_r, key_w):
+            for fd in (self.command_w, self.result_r, out_fd, key_r, key_w, reference_key_r, reference_key_w):
                 if fd >= 0:
                     os.close(fd)
             candidate_end.close()
@@ -105,7 +108,8 @@ class Pair:
             judge_main(judge_dir, command_r, result_w, judge_end, judge_reference_end, device, lock_fd)
         self.candidate_pid = os.fork()
         if self.candidate_pid == 0:
-            for fd in (self.command_w, command_r, self.result_r, result_w, out_fd, key_w):
+            for fd in (self.command_w, command_r, self.result_r, result_w, out_fd, key_w, reference_key_r,
+                       reference_key_w):
                 if fd >= 0:
                     os.close(fd)
             judge_end.close()
@@ -114,12 +118,12 @@ class Pair:
             candidate_main(candidate_dir, candidate_end, recorder, device, lock_fd, key_r, bindings)
         self.reference_pid = os.fork()
         if self.reference_pid == 0:
-            for fd in (self.command_w, command_r, self.result_r, result_w, out_fd, key_r, key_w):
+            for fd in (self.command_w, command_r, self.result_r, result_w, out_fd, key_r, key_w, reference_key_w):
                 if fd >= 0:
                     os.close(fd)
             for end in (judge_end, candidate_end, judge_reference_end):
                 end.close()
-            reference_main(reference_dir, reference_end, recorder, device, lock_fd)
+            reference_main(reference_dir, reference_end, recorder, device, lock_fd, reference_key_r)
         os.close(command_r)
         os.close(result_w)
         for end in (judge_end, candidate_end, judge_reference_end, reference_end):
@@ -128,11 +132,8 @@ class Pair:
         # process's memory; its trace writer reads it from the pipe before the candidate loads.
         self.trace_key = ""
         if traced:
-            os.close(key_r)
-            key = os.urandom(16)
-            os.write(key_w, key)
-            os.close(key_w)
-            self.trace_key = key.hex()
+            self.trace_key = send_key(key_r, key_w)
+            send_key(reference_key_r, reference_key_w)
 
     @property
     def pids(self) -> set:
@@ -158,6 +159,15 @@ class Pair:
                 os.waitpid(pid, 0)
             except (ProcessLookupError, ChildProcessError):
                 pass
+
+
+def send_key(key_r: int, key_w: int) -> str:
+    """A fresh trace key into the pipe a trace writer reads it from; its hex for the executor."""
+    os.close(key_r)
+    key = os.urandom(16)
+    os.write(key_w, key)
+    os.close(key_w)
+    return key.hex()
 
 
 def warm_cuda(lock_fd: int, seconds: dict) -> None:
@@ -288,22 +298,27 @@ def candidate_main(workdir: str, candidate_end, recorder, device: str, lock_fd: 
     os._exit(0)
 
 
-def reference_main(workdir: str, reference_end, recorder, device: str, lock_fd: int) -> None:
+def reference_main(workdir: str, reference_end, recorder, device: str, lock_fd: int, key_fd: int) -> None:
     """In the forked reference runner: confine under the judge's uid (the candidate cannot
-    reach it), warm up, then serve the task's Model to the judge as the candidate process
-    serves ModelNew: same runner, same requests, untraced and without the candidate's limits."""
+    reach it), start its trace, warm up, then serve the task's Model to the judge as the
+    candidate process serves ModelNew: same runner, same requests, same recording of its
+    timed batches, without the candidate's limits."""
     from . import candidate_runner, isolation
     log_to(workdir)
     granted, confine_error = [], None
     try:
+        if key_fd >= 0:
+            tracing.preload(device)
         granted, workdir = isolation.confine(workdir, JUDGE_UID)
+        if key_fd >= 0:
+            tracing.start(workdir, key_fd, device)
         if device == "cuda":
             warm_cuda(lock_fd, {})
     except BaseException as exc:
         confine_error = exc
     os.close(lock_fd)
     runner = candidate_runner.Runner(channel.Channel(reference_end, spin=device == "cuda"), workdir, device,
-                                     recorder, tracing.Tracer(device, enabled=False), {}, limited=False)
+                                     recorder, tracing.Tracer(device, enabled=key_fd >= 0), {}, limited=False)
     runner.granted, runner.confine_error = granted, confine_error
     candidate_runner.serve(runner)
     sys.stdout.flush()
