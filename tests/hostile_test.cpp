@@ -82,6 +82,7 @@ const hostile_case cases[] = {
     {"resets_deadline", TIMEOUT, ""},
     {"answers_subclass", INCORRECT, ""},
     {"rewrites_integrity", INCORRECT, ""},
+    {"changes_numerics", OK, "numerics_changed"},
     // Its process's GPU work between its timed requests: run while the reference is timed,
     // deferred past its answers, or hidden by moving the phase calls that bound its windows.
     {"contends_reference", HACKED, "gpu_work_between_requests", true},
@@ -178,6 +179,8 @@ TEST_P(HostileSuite, GetsItsVerdictAndTheExecutorSurvives) {
     EXPECT_GT(result.speedup(), 0.0);
     EXPECT_EQ(result.trials_size(), 2 * 5);  // five trials, train and eval mode each
     EXPECT_GE(result.timed_calls_checked(), 1);  // the last timed call at least
+    EXPECT_EQ(result.numerics().at("matmul_allow_tf32"), "false");  // the judge's, pinned
+    EXPECT_EQ(result.numerics().at("float32_matmul_precision"), "highest");
   }
   if (c.max_speedup > 0) {
     EXPECT_LT(result.speedup(), c.max_speedup) << summary_line(result);

@@ -179,6 +179,22 @@ class Packing(unittest.TestCase):
                 packing.unpack(bad, [torch.zeros(1)])
 
 
+class Numerics(unittest.TestCase):
+    def test_pins_and_reads_back_the_flags(self):
+        from kgym_sandbox import numerics
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.benchmark = True
+        self.assertEqual(numerics.changed(numerics.current()),
+                         ["float32_matmul_precision: highest -> high",  # PyTorch couples the two
+                          "matmul_allow_tf32: False -> True", "cudnn_benchmark: False -> True"])
+        numerics.pin()
+        self.assertEqual(numerics.current(), numerics.PINNED)
+        self.assertEqual(numerics.changed(numerics.current()), [])
+        self.assertEqual(numerics.as_text({"matmul_allow_tf32": False, "float32_matmul_precision": "highest"}),
+                         {"matmul_allow_tf32": "false", "float32_matmul_precision": "highest"})
+        self.assertEqual(numerics.changed(None), ["numerics: no report"])
+
+
 class SharedTensors(unittest.TestCase):
     def test_specs_from_the_other_side_are_checked(self):
         from kgym_sandbox import shared_tensors as st

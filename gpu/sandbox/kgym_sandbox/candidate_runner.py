@@ -11,7 +11,7 @@ import os
 import torch
 
 from . import channel as channel_mod
-from . import compare, cost_model, failures, integrity, isolation, packing, program, shared_tensors
+from . import compare, cost_model, failures, integrity, isolation, numerics, packing, program, shared_tensors
 
 
 class Runner:
@@ -25,6 +25,7 @@ class Runner:
         self.granted, self.confine_error = [], None
         self.input_sets, self.slots = [[]], [[]]  # per call of a batch: its inputs, its output buffers
         self.phase = None
+        numerics.pin()  # before any code of the task's or the candidate's
 
     # -- the requests --------------------------------------------------------------------
 
@@ -145,7 +146,7 @@ class Runner:
     def finish(self, message, fds):
         self.tracer.phase("untraced")  # always: the protocol's last call
         self.tracer.finish()
-        return {}
+        return {"numerics": numerics.current()}
 
     # -- helpers ---------------------------------------------------------------------------
 

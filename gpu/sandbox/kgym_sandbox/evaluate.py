@@ -14,7 +14,7 @@ import time
 
 import torch
 
-from . import compare, cost_model, failures, local_candidate, program, timing
+from . import compare, cost_model, failures, local_candidate, numerics, program, timing
 from .failures import Failure, failure_from  # noqa: F401  (callers catch evaluate.Failure)
 
 # A mirror of gpu/executor/eval_defaults.cpp, for callers that are not the executor (the
@@ -85,6 +85,8 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     overrides = task.get("cpu_sizes", {}) if device == "cpu" and opts.get("apply_cpu_sizes") else {}
     trials = int(opts["correctness_trials"])
     rng = rng or random.SystemRandom()  # every seed below is drawn here: the candidate cannot predict one
+    numerics.pin()
+    result["numerics"] = numerics.as_text(numerics.current())
     result.update(compiled=False, correct=False, trials=[], evidence=[])
 
     def hack(failure: Failure) -> None:
@@ -220,8 +222,14 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
         raise failure_from(exc, "timing", "while timing")
     finally:  # also for a failed timing: the executor matches them to the trace's windows
         result["timed_batch_ms"] = list(getattr(candidate, "batch_ms", []))
-    candidate.finish()
-    timed_reference.finish()
+    changed = candidate.finish()
+    if changed:  # its word, and its own kernels may use TF32 anyway: recorded, not ruled on
+        result["evidence"].append({"kind": "numerics_changed", "detail": "; ".join(changed)[:500],
+                                   "source": "candidate_process"})
+    reference_changed = timed_reference.finish()
+    if reference_changed:
+        raise Failure("INTERNAL_ERROR", "timing", "the reference runner's numerics flags moved: " +
+                      "; ".join(reference_changed))
     ref_ms, cand_ms = timed["reference_ms"], timed["candidate_ms"]
     result["timed_calls_checked"] = timed["checked"]
     result["candidate_call_overhead_us"] = timed["overhead_s"] * 1e6

@@ -101,5 +101,5 @@ class LocalCandidate:
     def launches(self) -> list:
         return self.recorder.records()
 
-    def finish(self) -> None:
-        pass
+    def finish(self) -> list:
+        return []  # this process's flags are the judge's, recorded as such

@@ -13,7 +13,7 @@ import time
 import torch
 
 from . import channel as channel_mod
-from . import failures, packing, shared_tensors
+from . import failures, numerics, packing, shared_tensors
 
 class RemoteCandidate:
     def __init__(self, chan: channel_mod.Channel, device: str, source: str, traced: bool, memory_limit_mb: int = 0,
@@ -212,8 +212,9 @@ class RemoteCandidate:
             raise self.forged("correctness", "a launch record without both modes")
         return records
 
-    def finish(self) -> None:
-        self.request("timing", {"op": "finish"})
+    def finish(self) -> list:
+        """Ends the process's trace; the numerics flags it reports other than pinned (its word)."""
+        return numerics.changed(self.request("timing", {"op": "finish"}).get("numerics"))
 
     def patched(self, answer: dict) -> list:
         names = answer.get("patched", [])
