@@ -73,6 +73,19 @@ def interpreter_profile(reference, candidate, inputs: list, atol: float, rtol: f
     return {"evidence_source": "cpu_cost_model", "coverage": min(coverage), "modeled_speedup": min(speedup)}, wrong
 
 
+class Laps:
+    """Parts of a phase in `seconds` (phase frames stay per phase: they set the executor's
+    deadlines)."""
+
+    def __init__(self, seconds: dict):
+        self.seconds, self.since = seconds, time.perf_counter()
+
+    def __call__(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name] = self.seconds.get(name, 0.0) + now - self.since
+        self.since = now
+
+
 def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_gpu=lambda: None,
              rng: random.Random = None, timed_reference=None) -> dict:
     """Fills `result` as it goes (a Failure leaves what was learnt before it in place).
@@ -112,6 +125,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
             phase(name)
 
     enter("load")
+    lap = Laps(seconds)
     try:
         ref_mod = program.load_program(os.path.join(workdir, "kgym_reference.py"), "kgym_reference",
                                        task["source"], overrides)
@@ -122,6 +136,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
         reference = build_reference(ref_mod, init_inputs, init_seed, device)
     except BaseException as exc:
         raise Failure("INTERNAL_ERROR", "load", f"the task does not load: {exc!r}")
+    lap("load_reference")
     candidate.hello()
     reference_building = None
     if timed_reference is None:
@@ -129,9 +144,11 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     else:
         timed_reference.hello()
         reference_building = timed_reference.start_build(init_inputs, init_seed, overrides)
+    lap("load_hello")
     building = candidate.start_build(init_inputs, init_seed)  # the two processes build at once
     if reference_building:
         timed_reference.built(reference_building)
+    lap("load_build")
 
     def new_inputs() -> list:
         return make_inputs(ref_mod, draw_seed(rng), device)
@@ -139,8 +156,10 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     reference.eval()  # eval-mode calls leave BatchNorm and Dropout as built, for the trials below
     timed = timing.plan(reference, timed_reference, new_inputs, device, int(opts["warmup_reps"]),
                         int(opts["timing_reps"]))
-    seconds["timing_batch"] = timed["batch"]
+    result["timed_batch_calls"] = timed["batch"]
+    lap("load_plan")
     integrity(candidate.built(building), "load")
+    lap("load_candidate")
     result["compiled"] = True
 
     enter("correctness")
