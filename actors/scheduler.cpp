@@ -11,8 +11,18 @@
 
 namespace kgym {
 
-std::string evaluation_key(const std::string& task_id, const std::string& source) {
-  return task_id + "/" + content_hash(source);
+std::string evaluation_key(const Task& task, Device device, const EvalOptions& options,
+                           const std::string& source_hash) {
+  Task content = task;
+  content.clear_path();  // informative only
+  content.clear_description();
+  return task.id() + "/" + source_hash + "/" + content_hash(deterministic_bytes(content)) +
+         content_hash(Device_Name(device) + deterministic_bytes(options));
+}
+
+std::string evaluation_key(const ExecRequest& request) {
+  return evaluation_key(request.task(), request.device(), request.options(),
+                        content_hash(request.candidate().source()));
 }
 
 namespace {
@@ -152,7 +162,7 @@ scheduler_actor::behavior_type scheduler_impl(self_ptr self, std::vector<gpu_exe
   return {
       [self](const ExecRequest& request) -> promise {
         auto p = self->make_response_promise<ExecResult>();
-        std::string key = evaluation_key(request.task().id(), request.candidate().source());
+        std::string key = evaluation_key(request);
         if (!self->state.use_cache)
           key += "#" + request.request_id();  // every request runs on its own
         auto hit = self->state.cache.find(key);

@@ -41,7 +41,12 @@ struct scheduler_options {
 scheduler_actor spawn_scheduler(caf::actor_system& system, std::vector<gpu_executor_actor> executors,
                                 scheduler_options options);
 
-// The cache's key: the task and the program's content.
-std::string evaluation_key(const std::string& task_id, const std::string& source);
+// The cache's key: what decides an evaluation's result. The task's id and content (its
+// source and sizes, not where it was loaded from), the device, the options and the program's
+// content hash (CompileResult.source_hash): two tasks sent without an id, or one task under
+// other tolerances, never share a result.
+std::string evaluation_key(const Task& task, Device device, const EvalOptions& options,
+                           const std::string& source_hash);
+std::string evaluation_key(const ExecRequest& request);
 
 }  // namespace kgym

@@ -123,6 +123,12 @@ void setup_logging(const std::string& log_path, bool quiet) {
   spdlog::register_logger(progress);
 }
 
+EvalOptions run_eval_options(const TrainConfig& config) {
+  EvalOptions options = config.eval();
+  options.set_no_hacking_check(!config.hacking_check());
+  return options;
+}
+
 pipeline start_pipeline(caf::actor_system& system, const TrainConfig& config, const executor_options& exec,
                         const std::string& dir, const EmbeddedPolicy& policy, const embedded_suite& suite,
                         const scheduler_options& scheduling, bool evaluate_only) {
@@ -140,8 +146,7 @@ pipeline start_pipeline(caf::actor_system& system, const TrainConfig& config, co
   services.reward = spawn_reward(system, config.reward());
   services.monitor = spawn_monitor(system, dir);
   services.device = exec.launch.device;
-  services.options = config.eval();
-  services.options.set_no_hacking_check(!config.hacking_check());
+  services.options = run_eval_options(config);
   services.context_turns = config.context_turns();
   if (llm)
     services.context_token_budget = config.openai().prompt_token_budget();

@@ -8,8 +8,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include "actors/inference.hpp"
+#include "actors/scheduler.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_setup.hpp"
 #include "cli/sandbox_options.hpp"
@@ -115,10 +117,17 @@ int run_train(const std::vector<std::string>& argv) {
   scheduler_options scheduling;
   scheduling.cache = config.eval_cache();
   auto stored = read_episodes(plan.store_path);
+  std::map<std::string, const Task*> task_by_id;
+  for (const auto& [id, task] : tasks)
+    task_by_id[id] = &task;
+  const EvalOptions run_options = run_eval_options(config);
+  const Device run_device = config.device() == "cuda" ? CUDA : CPU;
   for (auto& e : stored.episodes) {
+    auto task = task_by_id.find(e.task_id());
     for (const auto& t : e.turns())
-      if (!t.source_hash().empty() && t.result().verdict() != COMPILE_ERROR)
-        scheduling.preload.emplace_back(e.task_id() + "/" + t.source_hash(), t.result());
+      if (task != task_by_id.end() && !t.source_hash().empty() && t.result().verdict() != COMPILE_ERROR)
+        scheduling.preload.emplace_back(evaluation_key(*task->second, run_device, run_options, t.source_hash()),
+                                        t.result());
     if (e.iteration() >= plan.first_iteration)
       plan.finished[e.episode_id()] = std::move(e);
   }

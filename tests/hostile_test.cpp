@@ -27,6 +27,8 @@ struct hostile_case {
   // For a correct candidate that attacks the timing: its speedup must stay below this (the
   // honest fused candidate measures about 3x on an H100, far below 1x in the CPU's interpreter).
   double max_speedup = 0;
+  // Another built-in task: the file is then the whole candidate, not appended to the GELU one.
+  const char* task = "gelu_scale_residual";
 };
 
 void PrintTo(const hostile_case& c, std::ostream* os) { *os << c.name; }
@@ -88,6 +90,10 @@ const hostile_case cases[] = {
     {"contends_reference", HACKED, "gpu_work_between_requests", true},
     {"defers_work", HACKED, "gpu_work_between_requests|wrong_output_when_timed", true},
     {"stretches_window", HACKED, "batch_window_longer_than_request|gpu_work_between_requests", true},
+    // Outputs that ignore their input and pass element-wise allclose where the reference's
+    // values are small or barely move (tracking.py; at the CPU's sizes allclose may fail them first).
+    {"uniform_softmax", INCORRECT, "", false, 0, "softmax_rows"},
+    {"expected_loss", INCORRECT, "", false, 0, "mse_loss"},
 };
 
 // One evaluator for the whole suite: surviving every case is part of what is tested.
@@ -165,7 +171,8 @@ TEST_P(HostileSuite, GetsItsVerdictAndTheExecutorSurvives) {
                                  "__PORT__", std::to_string(sink.port));
   std::filesystem::remove("/tmp/kgym_escape_marker");
 
-  ExecResult result = evaluator().evaluate(request_for("gelu_scale_residual", c.name, fused + "\n" + body));
+  const bool appended = std::string(c.task) == "gelu_scale_residual";
+  ExecResult result = evaluator().evaluate(request_for(c.task, c.name, appended ? fused + "\n" + body : body));
   EXPECT_EQ(Verdict_Name(result.verdict()), Verdict_Name(c.expected)) << summary_line(result) << "\n" << result.log();
   if (*c.evidence) {
     bool has = false;
@@ -173,6 +180,11 @@ TEST_P(HostileSuite, GetsItsVerdictAndTheExecutorSurvives) {
     for (const auto& e : result.evidence())
       has |= wanted.find("|" + e.kind() + "|") != std::string::npos;
     EXPECT_TRUE(has) << "expected evidence '" << c.evidence << "' in: " << summary_line(result);
+  }
+  if (!appended && c.expected == INCORRECT) {  // ruled by the criterion it dodges, or by allclose
+    EXPECT_TRUE(result.message().find("does not follow the reference") != std::string::npos ||
+                test_device() == CPU)
+        << summary_line(result);
   }
   if (c.expected == OK) {
     EXPECT_TRUE(result.correct());

@@ -12,6 +12,8 @@
 #include "policy/openai_wire.hpp"
 #include "actors/gpu_executor.hpp"
 #include "actors/profiler.hpp"
+#include "actors/scheduler.hpp"
+#include "pipeline/content_hash.hpp"
 #include "gpu/profiler/request_windows.hpp"
 #include "cli/args.hpp"
 #include "gpu/executor/eval_defaults.hpp"
@@ -140,6 +142,40 @@ TEST(Defaults, FillOnlyWhatIsUnset) {
   EXPECT_EQ(cpu.rtol(), 1e-2);
   EXPECT_EQ(cpu.timing_reps(), 5);
   EXPECT_EQ(with_defaults(o, CUDA).timing_reps(), 1000);
+}
+
+TEST(EvaluationKey, CoversWhatDecidesTheResultAndNothingElse) {
+  ExecRequest base;
+  base.mutable_task()->set_id("client_task");
+  base.mutable_task()->set_source("class Model: pass\n");
+  (*base.mutable_task()->mutable_cpu_sizes())["batch_size"] = 16;
+  (*base.mutable_task()->mutable_cpu_sizes())["dim"] = 64;
+  base.mutable_candidate()->set_source("class ModelNew: pass\n");
+  base.set_device(CUDA);
+  base.mutable_options()->set_atol(1e-2);
+  const std::string key = evaluation_key(base);
+  EXPECT_EQ(key.rfind("client_task/" + content_hash("class ModelNew: pass\n") + "/", 0), 0u) << key;
+
+  auto differs = [&](auto change) {
+    ExecRequest other = base;
+    change(other);
+    return evaluation_key(other) != key;
+  };
+  EXPECT_TRUE(differs([](ExecRequest& r) { r.mutable_task()->set_source("class Model: pass  # other\n"); }));
+  EXPECT_TRUE(differs([](ExecRequest& r) { (*r.mutable_task()->mutable_cpu_sizes())["dim"] = 65; }));
+  EXPECT_TRUE(differs([](ExecRequest& r) { r.mutable_candidate()->set_source("class ModelNew: pass  # b\n"); }));
+  EXPECT_TRUE(differs([](ExecRequest& r) { r.set_device(CPU); }));
+  EXPECT_TRUE(differs([](ExecRequest& r) { r.mutable_options()->set_atol(1e-4); }));
+  EXPECT_TRUE(differs([](ExecRequest& r) { r.mutable_task()->set_id("other_task"); }));
+  // Where a task was read from, its description and the request's ids decide nothing.
+  EXPECT_FALSE(differs([](ExecRequest& r) { r.mutable_task()->set_path("/elsewhere/task.py"); }));
+  EXPECT_FALSE(differs([](ExecRequest& r) { r.mutable_task()->set_description("another text"); }));
+  EXPECT_FALSE(differs([](ExecRequest& r) { r.set_request_id("r2"); r.mutable_candidate()->set_id("c2"); }));
+  EXPECT_FALSE(differs([](ExecRequest& r) {  // the same map, entries added in the other order
+    r.mutable_task()->clear_cpu_sizes();
+    (*r.mutable_task()->mutable_cpu_sizes())["dim"] = 64;
+    (*r.mutable_task()->mutable_cpu_sizes())["batch_size"] = 16;
+  }));
 }
 
 TEST(Args, ParsesValuesFlagsAndRepeats) {

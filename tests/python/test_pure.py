@@ -179,6 +179,48 @@ class Packing(unittest.TestCase):
                 packing.unpack(bad, [torch.zeros(1)])
 
 
+class Tracking(unittest.TestCase):
+    def test_the_rule_on_exact_sums(self):
+        from kgym_sandbox import tracking
+        # Reference values 1, 2, 3, 4 (n 4, sum 10, squares 30): spread sqrt(30 - 25) = sqrt(5).
+        rule = tracking.follows(4, 10.0, 30.0, 0.04, 0.0)
+        self.assertAlmostEqual(rule["spread"], 5 ** 0.5, places=12)
+        self.assertAlmostEqual(rule["error"], 0.2, places=12)
+        self.assertTrue(rule["correct"])  # 0.2 <= 0.1 * 2.236
+        self.assertFalse(tracking.follows(4, 10.0, 30.0, 0.25, 0.0)["correct"])  # 0.5 > 0.2236
+        # Constant by design (2.5 four times, spread 0): only the precision's floor, 2^-16 * 5 = 7.63e-5.
+        self.assertEqual(tracking.follows(4, 10.0, 25.0, 0.0, 2.0 ** -16)["spread"], 0.0)
+        self.assertTrue(tracking.follows(4, 10.0, 25.0, 5e-9, 2.0 ** -16)["correct"])     # error 7.07e-5
+        self.assertFalse(tracking.follows(4, 10.0, 25.0, 6.25e-9, 2.0 ** -16)["correct"])  # error 7.9e-5
+
+    def test_outputs_that_ignore_their_input_fail_and_honest_ones_pass(self):
+        from kgym_sandbox import tracking
+        g = torch.Generator().manual_seed(0)
+
+        def ruled(answer, dtype=torch.float32):
+            tracker = tracking.Tracker()
+            for _ in range(10):
+                x = torch.randn(4, 16384, generator=g)
+                expected = torch.softmax(x, 1).to(dtype)
+                tracker.add([expected], [answer(x).to(dtype)])
+            return tracker.verdict()["correct"]
+        # The uniform 1/n plus a wiggle: within atol 1e-2 of every value, yet it ignores x.
+        self.assertFalse(ruled(lambda x: torch.full_like(x, 1 / 16384) + 1e-7 * torch.rand_like(x)))
+        self.assertTrue(ruled(lambda x: torch.exp(x - x.max(1, keepdim=True).values) /
+                              torch.exp(x - x.max(1, keepdim=True).values).sum(1, keepdim=True)))
+        self.assertTrue(ruled(lambda x: torch.softmax(x.double(), 1).float(), torch.bfloat16))
+        # A loss answered with its expected value: error about its own spread over the calls.
+        tracker = tracking.Tracker()
+        for _ in range(10):
+            p, t = torch.randn(256, 1024, generator=g), torch.randn(256, 1024, generator=g)
+            tracker.add([torch.mean((p - t) ** 2)], [torch.tensor(2.0)])
+        self.assertIn("does not follow the reference", tracker.verdict()["message"])
+        # Integer outputs are left to the element-wise comparison.
+        tracker = tracking.Tracker()
+        tracker.add([torch.arange(4)], [torch.zeros(4, dtype=torch.int64)])
+        self.assertTrue(tracker.verdict()["correct"])
+
+
 class Numerics(unittest.TestCase):
     def test_pins_and_reads_back_the_flags(self):
         from kgym_sandbox import numerics

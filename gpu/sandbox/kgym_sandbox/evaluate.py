@@ -14,7 +14,7 @@ import time
 
 import torch
 
-from . import compare, cost_model, failures, local_candidate, numerics, program, timing
+from . import compare, cost_model, failures, local_candidate, numerics, program, timing, tracking
 from .failures import Failure, failure_from  # noqa: F401  (callers catch evaluate.Failure)
 
 # A mirror of gpu/executor/eval_defaults.cpp, for callers that are not the executor (the
@@ -163,7 +163,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     result["compiled"] = True
 
     enter("correctness")
-    previous = {}
+    previous, tracker = {}, tracking.Tracker()
     with torch.no_grad():
         for trial in range(trials):
             trial_seed = draw_seed(rng)
@@ -198,6 +198,10 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
                 result["trials"].append({"trial": trial, "mode": mode, "seed": trial_seed, **verdict})
                 if not verdict["correct"]:
                     raise Failure("INCORRECT", "correctness", f"trial {trial} ({mode} mode): {verdict['message']}")
+                tracker.add(expected, out)
+        followed = tracker.verdict()  # all calls together: an output that ignores its input
+        if not followed["correct"]:
+            raise Failure("INCORRECT", "correctness", followed["message"])
         result["launches"] = candidate.launches()
         if device == "cpu":
             result["profile"], wrong = interpreter_profile(reference, candidate,
