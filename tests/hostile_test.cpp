@@ -29,6 +29,7 @@ struct hostile_case {
   double max_speedup = 0;
   // Another built-in task: the file is then the whole candidate, not appended to the GELU one.
   const char* task = "gelu_scale_residual";
+  const char* gpu_message = "";  // what the verdict's message must say on the GPU (full sizes)
 };
 
 void PrintTo(const hostile_case& c, std::ostream* os) { *os << c.name; }
@@ -91,9 +92,10 @@ const hostile_case cases[] = {
     {"defers_work", HACKED, "gpu_work_between_requests|wrong_output_when_timed", true},
     {"stretches_window", HACKED, "batch_window_longer_than_request|gpu_work_between_requests", true},
     // Outputs that ignore their input and pass element-wise allclose where the reference's
-    // values are small or barely move (tracking.py; at the CPU's sizes allclose may fail them first).
+    // values are small or barely move (tracking.py; at the CPU's sizes allclose fails them
+    // first; at 8192 x 16384 a few softmax values of the 134M exceed atol and allclose may too).
     {"uniform_softmax", INCORRECT, "", false, 0, "softmax_rows"},
-    {"expected_loss", INCORRECT, "", false, 0, "mse_loss"},
+    {"expected_loss", INCORRECT, "", false, 0, "mse_loss", "does not follow the reference"},
 };
 
 // One evaluator for the whole suite: surviving every case is part of what is tested.
@@ -181,10 +183,8 @@ TEST_P(HostileSuite, GetsItsVerdictAndTheExecutorSurvives) {
       has |= wanted.find("|" + e.kind() + "|") != std::string::npos;
     EXPECT_TRUE(has) << "expected evidence '" << c.evidence << "' in: " << summary_line(result);
   }
-  if (!appended && c.expected == INCORRECT) {  // ruled by the criterion it dodges, or by allclose
-    EXPECT_TRUE(result.message().find("does not follow the reference") != std::string::npos ||
-                test_device() == CPU)
-        << summary_line(result);
+  if (*c.gpu_message && test_device() == CUDA) {
+    EXPECT_NE(result.message().find(c.gpu_message), std::string::npos) << summary_line(result);
   }
   if (c.expected == OK) {
     EXPECT_TRUE(result.correct());

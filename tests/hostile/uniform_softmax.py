@@ -1,8 +1,8 @@
 # For tasks/softmax_rows, whole (not appended to the GELU candidate): answers every row with
 # the uniform 1/dim plus a wiggle, from a Triton kernel of its own, never reading x. Over
-# 16,384 columns every softmax value lies within atol 1e-2 of 1/16384, so element-wise
-# allclose passes it; the tracking criterion (its error is as large as the reference's own
-# spread) does not. At the CPU's 512 columns allclose alone already fails it.
+# 16,384 columns almost every softmax value lies within atol 1e-2 of 1/16384 (a few of the
+# 134M do not), so element-wise allclose nearly passes it; the tracking criterion (its error
+# is as large as the reference's own spread) fails it. At the CPU's 512 columns allclose does.
 import torch
 import torch.nn as nn
 import triton

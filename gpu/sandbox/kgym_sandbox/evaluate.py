@@ -154,9 +154,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
         return make_inputs(ref_mod, draw_seed(rng), device)
 
     reference.eval()  # eval-mode calls leave BatchNorm and Dropout as built, for the trials below
-    timed = timing.plan(reference, timed_reference, new_inputs, device, int(opts["warmup_reps"]),
-                        int(opts["timing_reps"]))
-    result["timed_batch_calls"] = timed["batch"]
+    planned = timing.start_plan(reference, timed_reference, new_inputs, int(opts["warmup_reps"]))
     lap("load_plan")
     integrity(candidate.built(building), "load")
     lap("load_candidate")
@@ -220,6 +218,8 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     enter("timing")
     quiet_gpu()
     reference.eval()
+    timed = timing.plan(timed_reference, planned, device, int(opts["timing_reps"]))
+    result["timed_batch_calls"] = timed["batch"]
     timed_reference.load_state(reference)  # BatchNorm's running statistics as the trials left them
 
     def check_timed(call: int, expected: list, given: list) -> None:

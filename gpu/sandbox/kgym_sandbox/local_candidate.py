@@ -88,6 +88,12 @@ class LocalCandidate:
             torch.cuda.synchronize()
         return max(time.perf_counter() - t0 - (0.0 if raw else self.overhead_s), 0.0), {}
 
+    def start_batch(self, k: int, passes: int = 1) -> tuple:
+        return self.timed_batch(k, passes=passes)
+
+    def finish_batch(self, pending: tuple) -> None:
+        pass
+
     def slot_output(self, i: int) -> list:
         return self.outputs[i]
 

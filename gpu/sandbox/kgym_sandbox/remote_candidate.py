@@ -168,6 +168,16 @@ class RemoteCandidate:
             return None, str(answer["wrong"])[:failures.MAX_MESSAGE_CHARS], False, []
         return self.slot_output(0), "", answer.get("aliases") is True, self.patched(answer)
 
+    def start_batch(self, k: int, passes: int = 1) -> tuple:
+        """An untimed batch (a warm-up), sent: the process runs it while the judge goes on."""
+        return self.post("load", {"op": "batch", "k": k, "phase": "batch", "passes": passes})
+
+    def finish_batch(self, pending: tuple) -> None:
+        answer = self.collect(pending)
+        if "wrong" in answer:
+            raise self.blamed(failures.Failure("RUNTIME_ERROR", "load", "a warm-up batch: " +
+                                               str(answer["wrong"])[:failures.MAX_MESSAGE_CHARS]))
+
     def timed_batch(self, k: int, phase: str = "batch", raw: bool = False, passes: int = 1) -> tuple:
         """(seconds by the judge's clock, the answer) for `passes` passes of k eval-mode calls
         back to back, less the cost of a request (`raw`: with nothing taken off). The clock
