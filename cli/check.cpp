@@ -9,6 +9,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/sandbox_options.hpp"
+#include "gpu/executor/eval_defaults.hpp"
 #include "messages/json.hpp"
 #include "pipeline/paths.hpp"
 #include "pipeline/summary.hpp"
@@ -32,7 +33,11 @@ options:
   --device cpu|cuda      where to run (default: cpu). cpu uses Triton's interpreter.
   --json                 print one ExecResult per line (proto3 JSON mapping) instead
   --trials N             correctness trials with fresh inputs (default 5)
-  --atol X --rtol X      tolerances (default 1e-2 each, as KernelBench)
+  --precision P          fp32 (default), fp16 or bf16: floating-point inputs and both models
+                         are cast to it, as KernelBench's --precision
+  --tolerances SET       default atol/rtol: kernelbench (its current harness: fp32 1e-4,
+                         fp16/bf16 1e-2; the default) or dr_kernel (1e-2 for every precision)
+  --atol X --rtol X      tolerances (default: from --tolerances and --precision)
   --timing-reps N        timed calls per side at most (default 1000 cuda, 5 cpu); timing
                          also stops once each side has 1 s (cuda) or 0.5 s (cpu) timed
   --timeout S            time limit for each phase, seconds (default 60 load, 180/300 others)
@@ -66,7 +71,7 @@ std::vector<std::string> resolve_candidates(const std::string& task_path, const 
 
 int run_check(const std::vector<std::string>& argv) {
   args a(argv, {"task", "candidate", "device", "trials", "atol", "rtol", "timing-reps", "timeout", "memory-mb",
-                "python", "seed"},
+                "python", "seed", "precision", "tolerances"},
          {"json", "gpu-sizes", "verbose", "help", "no-hacking-check", "no-cupti"});
   if (a.has("help")) {
     std::cout << check_help;
@@ -89,6 +94,8 @@ int run_check(const std::vector<std::string>& argv) {
   options.set_correctness_trials(static_cast<int>(a.number("trials", 0)));
   options.set_atol(a.number("atol", 0));
   options.set_rtol(a.number("rtol", 0));
+  options.set_precision(precision_named(a.get("precision", "fp32")));
+  options.set_tolerances(tolerance_set_named(a.get("tolerances", "kernelbench")));
   options.set_timing_reps(static_cast<int>(a.number("timing-reps", 0)));
   options.set_seed(static_cast<uint64_t>(a.number("seed", 0)));
   double timeout = a.number("timeout", 0);

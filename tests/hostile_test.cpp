@@ -211,6 +211,36 @@ TEST_P(HostileSuite, GetsItsVerdictAndTheExecutorSurvives) {
   EXPECT_EQ(evaluator().zygote_starts(), 1) << "the sandbox zygote had to be replaced";
 }
 
+// Precision: floating-point inputs and both models cast, as KernelBench's --precision; the
+// tolerances follow the precision. Without either cast the identity answer fails (a bf16
+// input to float32 weights, or the reverse, raises).
+TEST(Precision, InputsAndBothModelsAreCast) {
+  if (test_device() == CUDA && !gpu_present())
+    GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
+  const std::string identity = read_text(source_path("tasks/conv_bias_relu/candidates/identity.py")) + R"(
+class Checked(ModelNew):
+    def forward(self, x):
+        assert x.dtype == WANTED, f"input is {x.dtype}"
+        assert all(p.dtype == WANTED for p in self.parameters()), "parameters not cast"
+        return super().forward(x)
+ModelNew = Checked
+)";
+  for (auto [precision, dtype] : {std::pair{BF16, "torch.bfloat16"}, std::pair{FP16, "torch.float16"}}) {
+    if (precision == FP16 && test_device() == CPU)
+      continue;  // PyTorch's CPU convolution has no float16 kernel
+    ExecRequest request = request_for("conv_bias_relu", "identity_cast",
+                                      identity + "WANTED = " + std::string(dtype) + "\n");
+    request.mutable_options()->set_precision(precision);
+    request.mutable_options()->set_no_hacking_check(true);  // the identity launches no kernel of its own
+    ExecResult result = evaluator().evaluate(request);
+    EXPECT_EQ(Verdict_Name(result.verdict()), "OK") << summary_line(result) << "\n" << result.log();
+    EXPECT_EQ(result.trials_size(), 2 * 5);
+  }
+  ExecRequest fp32 = request_for("conv_bias_relu", "identity_fp32", identity + "WANTED = torch.float32\n");
+  fp32.mutable_options()->set_no_hacking_check(true);
+  EXPECT_EQ(Verdict_Name(evaluator().evaluate(fp32).verdict()), "OK");
+}
+
 // Coverage, on either device: CUPTI on the GPU, the CPU cost model on the CPU.
 TEST(Coverage, SeparatesFusedFromLazy) {
   if (test_device() == CUDA && !gpu_present())

@@ -138,10 +138,26 @@ TEST(Defaults, FillOnlyWhatIsUnset) {
   o.set_correctness_trials(7);
   EvalOptions cpu = with_defaults(o, CPU);
   EXPECT_EQ(cpu.correctness_trials(), 7);
-  EXPECT_EQ(cpu.atol(), 1e-2);
-  EXPECT_EQ(cpu.rtol(), 1e-2);
+  EXPECT_EQ(cpu.atol(), 1e-4);  // fp32 under KernelBench's tolerances
+  EXPECT_EQ(cpu.rtol(), 1e-4);
   EXPECT_EQ(cpu.timing_reps(), 5);
   EXPECT_EQ(with_defaults(o, CUDA).timing_reps(), 1000);
+  o.set_atol(3e-3);  // set: kept, whatever the precision
+  o.set_precision(BF16);
+  EXPECT_EQ(with_defaults(o, CPU).atol(), 3e-3);
+  EXPECT_EQ(with_defaults(o, CPU).rtol(), 1e-2);
+}
+
+TEST(Defaults, TolerancesPerPrecisionAndSet) {
+  EXPECT_EQ(default_tolerance(FP32, KERNELBENCH_TOLERANCES), 1e-4);
+  EXPECT_EQ(default_tolerance(FP16, KERNELBENCH_TOLERANCES), 1e-2);
+  EXPECT_EQ(default_tolerance(BF16, KERNELBENCH_TOLERANCES), 1e-2);
+  EXPECT_EQ(default_tolerance(FP32, DR_KERNEL_TOLERANCES), 1e-2);
+  EXPECT_EQ(default_tolerance(BF16, DR_KERNEL_TOLERANCES), 1e-2);
+  EXPECT_EQ(precision_named("bf16"), BF16);
+  EXPECT_EQ(tolerance_set_named("dr_kernel"), DR_KERNEL_TOLERANCES);
+  EXPECT_THROW(precision_named("fp8"), std::invalid_argument);
+  EXPECT_THROW(tolerance_set_named("loose"), std::invalid_argument);
 }
 
 TEST(EvaluationKey, CoversWhatDecidesTheResultAndNothingElse) {

@@ -1,12 +1,45 @@
 #include "gpu/executor/eval_defaults.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <stdexcept>
+
 namespace kgym {
+
+namespace {
+
+std::string upper(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::toupper(c); });
+  return text;
+}
+
+}  // namespace
+
+Precision precision_named(const std::string& name) {
+  Precision precision;
+  if (!Precision_Parse(upper(name), &precision))
+    throw std::invalid_argument("precision must be fp32, fp16 or bf16, got '" + name + "'");
+  return precision;
+}
+
+ToleranceSet tolerance_set_named(const std::string& name) {
+  ToleranceSet set;
+  if (!ToleranceSet_Parse(upper(name) + "_TOLERANCES", &set))
+    throw std::invalid_argument("tolerances must be kernelbench or dr_kernel, got '" + name + "'");
+  return set;
+}
+
+double default_tolerance(Precision precision, ToleranceSet tolerances) {
+  if (tolerances == DR_KERNEL_TOLERANCES)
+    return 1e-2;
+  return precision == FP32 ? 1e-4 : 1e-2;  // KernelBench's get_tolerance_for_precision
+}
 
 EvalOptions with_defaults(EvalOptions o, Device device) {
   bool cuda = device == CUDA;
   if (o.correctness_trials() <= 0) o.set_correctness_trials(5);
-  if (o.atol() <= 0) o.set_atol(1e-2);
-  if (o.rtol() <= 0) o.set_rtol(1e-2);
+  if (o.atol() <= 0) o.set_atol(default_tolerance(o.precision(), o.tolerances()));
+  if (o.rtol() <= 0) o.set_rtol(default_tolerance(o.precision(), o.tolerances()));
   if (o.warmup_reps() <= 0) o.set_warmup_reps(3);
   if (o.timing_reps() <= 0) o.set_timing_reps(cuda ? 1000 : 5);  // cuda: min_timed_s usually stops first
   if (o.seed() == 0) o.set_seed(42);

@@ -11,7 +11,7 @@ import os
 import torch
 
 from . import channel as channel_mod
-from . import compare, cost_model, failures, integrity, isolation, numerics, packing, program, shared_tensors
+from . import compare, cost_model, failures, integrity, isolation, numerics, packing, precision, program, shared_tensors
 
 
 class Runner:
@@ -54,7 +54,7 @@ class Runner:
         torch.manual_seed(int(message["seed"]))
         try:
             with torch.device(self.device):
-                self.model = module.ModelNew(*init_inputs)
+                self.model = precision.move(module.ModelNew(*init_inputs), precision.dtype_of(message.get("precision")))
         except BaseException as exc:
             return self.refusal("COMPILE_ERROR", "ModelNew(*get_init_inputs()) failed: " + failures.last_line(exc))
         return {"patched": integrity.patched(self.bindings), "limits": self.granted}

@@ -14,12 +14,12 @@ import time
 
 import torch
 
-from . import compare, cost_model, failures, local_candidate, numerics, program, timing, tracking
+from . import compare, cost_model, failures, local_candidate, numerics, precision, program, timing, tracking
 from .failures import Failure, failure_from  # noqa: F401  (callers catch evaluate.Failure)
 
 # A mirror of gpu/executor/eval_defaults.cpp, for callers that are not the executor (the
 # executor always sends every option filled in).
-DEFAULTS = {"correctness_trials": 5, "atol": 1e-2, "rtol": 1e-2, "warmup_reps": 3, "seed": 42, "traced_reps": 5}
+DEFAULTS = {"correctness_trials": 5, "warmup_reps": 3, "seed": 42, "traced_reps": 5}  # atol, rtol: precision.py
 DEVICE_DEFAULTS = {"cuda": {"timing_reps": 1000, "min_timed_s": 1.0},
                    "cpu": {"timing_reps": 5, "min_timed_s": 0.5}}
 TIMED_CHECK_SHARE = 0.1  # of the timed calls whose output is compared, chosen after each call
@@ -34,16 +34,16 @@ def draw_seed(rng: random.Random) -> int:
     return rng.getrandbits(62) + 1
 
 
-def make_inputs(task, seed: int, device: str) -> list:
+def make_inputs(task, seed: int, device: str, dtype: torch.dtype = torch.float32) -> list:
     torch.manual_seed(seed)
     with torch.device(device):
-        return list(task.get_inputs())
+        return precision.cast(list(task.get_inputs()), dtype)
 
 
-def build_reference(task, init_inputs: list, seed: int, device: str):
+def build_reference(task, init_inputs: list, seed: int, device: str, dtype: torch.dtype = torch.float32):
     torch.manual_seed(seed)
     with torch.device(device):
-        return task.Model(*init_inputs)
+        return precision.move(task.Model(*init_inputs), dtype)
 
 
 def interpreter_profile(reference, candidate, inputs: list, atol: float, rtol: float, rng: random.Random) -> tuple:
@@ -97,6 +97,9 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     task = request["task"]
     overrides = task.get("cpu_sizes", {}) if device == "cpu" and opts.get("apply_cpu_sizes") else {}
     trials = int(opts["correctness_trials"])
+    dtype = precision.dtype_of(opts.get("precision"))
+    for name in ("atol", "rtol"):
+        opts.setdefault(name, precision.default_tolerance(opts.get("precision"), opts.get("tolerances")))
     rng = rng or random.SystemRandom()  # every seed below is drawn here: the candidate cannot predict one
     numerics.pin()
     result["numerics"] = numerics.as_text(numerics.current())
@@ -132,8 +135,8 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
         init_seed = draw_seed(rng)
         torch.manual_seed(init_seed)
         with torch.device(device):
-            init_inputs = list(ref_mod.get_init_inputs())
-        reference = build_reference(ref_mod, init_inputs, init_seed, device)
+            init_inputs = precision.cast(list(ref_mod.get_init_inputs()), dtype)
+        reference = build_reference(ref_mod, init_inputs, init_seed, device, dtype)
     except BaseException as exc:
         raise Failure("INTERNAL_ERROR", "load", f"the task does not load: {exc!r}")
     lap("load_reference")
@@ -143,15 +146,15 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
         timed_reference = local_candidate.LocalCandidate.serving(reference, device)
     else:
         timed_reference.hello()
-        reference_building = timed_reference.start_build(init_inputs, init_seed, overrides)
+        reference_building = timed_reference.start_build(init_inputs, init_seed, overrides, dtype)
     lap("load_hello")
-    building = candidate.start_build(init_inputs, init_seed)  # the two processes build at once
+    building = candidate.start_build(init_inputs, init_seed, None, dtype)  # the two processes build at once
     if reference_building:
         timed_reference.built(reference_building)
     lap("load_build")
 
     def new_inputs() -> list:
-        return make_inputs(ref_mod, draw_seed(rng), device)
+        return make_inputs(ref_mod, draw_seed(rng), device, dtype)
 
     reference.eval()  # eval-mode calls leave BatchNorm and Dropout as built, for the trials below
     planned = timing.start_plan(reference, timed_reference, new_inputs, int(opts["warmup_reps"]))
@@ -168,7 +171,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
             for mode in ("train", "eval"):
                 # The reference follows the candidate's mode sequence from the same state, so
                 # BatchNorm's running statistics evolve alike; both calls get one RNG seed.
-                inputs = make_inputs(ref_mod, trial_seed, device)
+                inputs = make_inputs(ref_mod, trial_seed, device, dtype)
                 candidate.fill(inputs, "correctness")
                 call_seed = draw_seed(rng)
                 reference.train(mode == "train")
@@ -203,7 +206,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
         result["launches"] = candidate.launches()
         if device == "cpu":
             result["profile"], wrong = interpreter_profile(reference, candidate,
-                                                           make_inputs(ref_mod, draw_seed(rng), device),
+                                                           make_inputs(ref_mod, draw_seed(rng), device, dtype),
                                                            opts["atol"], opts["rtol"], rng)
             if wrong:
                 hack(Failure("HACKED", "correctness", "wrong output when profiled: " + wrong,

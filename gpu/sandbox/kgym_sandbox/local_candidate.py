@@ -6,7 +6,7 @@ import time
 
 import torch
 
-from . import compare, cost_model, failures, program
+from . import compare, cost_model, failures, precision, program
 
 
 class LocalCandidate:
@@ -30,13 +30,13 @@ class LocalCandidate:
     def hello(self) -> None:
         pass
 
-    def build(self, init_inputs: list, seed: int) -> list:
+    def build(self, init_inputs: list, seed: int, overrides: dict = None, dtype=torch.float32) -> list:
         self.recorder.candidate_file = os.path.join(self.workdir, "kgym_candidate.py")
         try:
             module = program.load_program(self.recorder.candidate_file, "kgym_candidate", self.source, {})
             torch.manual_seed(seed)
             with torch.device(self.device):
-                self.model = module.ModelNew(*init_inputs)
+                self.model = precision.move(module.ModelNew(*init_inputs), dtype)
         except BaseException as exc:
             raise failures.Failure("COMPILE_ERROR", "load", "candidate does not load: " + failures.last_line(exc))
         return []
@@ -45,8 +45,8 @@ class LocalCandidate:
         if model is not self.model:
             self.model.load_state_dict(model.state_dict())
 
-    def start_build(self, init_inputs: list, seed: int) -> tuple:
-        return init_inputs, seed
+    def start_build(self, init_inputs: list, seed: int, overrides: dict = None, dtype=torch.float32) -> tuple:
+        return init_inputs, seed, overrides, dtype
 
     def built(self, started: tuple) -> list:
         return self.build(*started)

@@ -13,7 +13,7 @@ import time
 import torch
 
 from . import channel as channel_mod
-from . import failures, numerics, packing, shared_tensors
+from . import failures, numerics, packing, precision, shared_tensors
 
 class RemoteCandidate:
     def __init__(self, chan: channel_mod.Channel, device: str, source: str, traced: bool, memory_limit_mb: int = 0,
@@ -84,18 +84,20 @@ class RemoteCandidate:
         if isinstance(answer.get("isolation"), list):
             self.isolation = [str(g)[:100] for g in answer["isolation"][:30]]
 
-    def build(self, init_inputs: list, seed: int, overrides: dict = None) -> list:
+    def build(self, init_inputs: list, seed: int, overrides: dict = None, dtype=torch.float32) -> list:
         """Loads the candidate and builds ModelNew; returns what it patched, if anything."""
-        return self.built(self.start_build(init_inputs, seed, overrides))
+        return self.built(self.start_build(init_inputs, seed, overrides, dtype))
 
-    def start_build(self, init_inputs: list, seed: int, overrides: dict = None) -> tuple:
+    def start_build(self, init_inputs: list, seed: int, overrides: dict = None, dtype=torch.float32) -> tuple:
         """The build request, sent: the process builds while the judge goes on (`built` waits)."""
         tensors = []
         items = packing.pack(init_inputs, tensors)
         arena = self.share(tensors)
         pending = self.post("load", {"op": "build", "source": self.source, "init_inputs": items, "seed": seed,
                                      "memory_limit_mb": self.memory_limit_mb, "arena": arena.describe(),
-                                     "overrides": overrides or {}}, arena.fds())
+                                     "overrides": overrides or {},
+                                     "precision": next(n for n, d in precision.DTYPES.items() if d == dtype)},
+                                arena.fds())
         return pending, arena  # the arena lives until the answer: the process maps it first
 
     def built(self, started: tuple) -> list:
