@@ -116,15 +116,25 @@ class ScriptedSide:
         self.requests.append((k, passes))
         return self.cost + passes * k * self.call, {}
 
+    def start_batch(self, k, passes=1):
+        return self.timed_batch(k, passes=passes)
+
+    def finish_batch(self, pending):
+        self.finished = pending
+
 
 class TimingPlan(unittest.TestCase):
     def test_batch_from_the_time_of_a_request(self):
         side = ScriptedSide(cost=0.0004, call=0.002)  # 2 ms a call: 25 calls make 50 ms
-        planned = timing.plan(lambda x: x * 2, side, lambda: [torch.ones(4)], "cpu", warmup=3, reps=1000)
+        started = timing.start_plan(lambda x: x * 2, side, lambda: [torch.ones(4)], warmup=3)
+        self.assertEqual(side.requests, [(1, 3)])  # the warm-up: one request of three passes, sent
+        planned = timing.plan(side, started, "cpu", reps=1000)
+        self.assertEqual(side.finished, started["warming"])  # its answer taken before calibrating
         self.assertEqual(planned["batch"], 21)  # ceil(0.05 / 0.0024): the request's cost included
-        self.assertEqual(side.requests, [(1, 1)] * (3 + timing.CALIBRATION_REQUESTS))
+        self.assertEqual(side.requests, [(1, 3)] + [(1, 1)] * timing.CALIBRATION_REQUESTS)
         self.assertTrue(torch.equal(planned["expected"][0], torch.full((4,), 2.0)))
-        self.assertEqual(timing.plan(lambda x: x, side, lambda: [torch.ones(4)], "cpu", 1, 3)["batch"], 3)
+        self.assertEqual(started["set_bytes"], 32)  # four float32 inputs, four outputs
+        self.assertEqual(timing.plan(side, started, "cpu", 3)["batch"], 3)
 
     def test_request_cost_from_one_call_against_a_batch(self):
         side = ScriptedSide(cost=0.0004, call=0.002)
