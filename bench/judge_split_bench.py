@@ -13,11 +13,12 @@ KernelBench levels.
 import argparse
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
+
+import kernelbench_tasks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILTIN = ["square_matmul", "conv_bias_relu"]  # the built-in tasks with an identity candidate
@@ -27,18 +28,8 @@ def identity_tasks(kernelbench: str, levels: list, stride: int, workdir: str) ->
     """Task directories, each with candidates/identity.py (its Model renamed ModelNew)."""
     dirs = [os.path.join(ROOT, "tasks", name) for name in BUILTIN]
     for level in levels:
-        folder = os.path.join(kernelbench, "KernelBench", f"level{level}")
-        for name in sorted(os.listdir(folder), key=lambda n: int(n.split("_")[0]))[::stride]:
-            source = open(os.path.join(folder, name)).read()
-            task = os.path.join(workdir, f"l{level}_{name[:-3]}")
-            os.makedirs(os.path.join(task, "candidates"))
-            with open(os.path.join(task, "task.py"), "w") as f:
-                f.write(source)
-            with open(os.path.join(task, "task.json"), "w") as f:
-                json.dump({"level": level}, f)
-            with open(os.path.join(task, "candidates", "identity.py"), "w") as f:
-                f.write(re.sub(r"\bModel\b", "ModelNew", source))
-            dirs.append(task)
+        dirs += [kernelbench_tasks.identity_task(p, level, workdir)
+                 for p in kernelbench_tasks.problems(kernelbench, level)[::stride]]
     return dirs
 
 

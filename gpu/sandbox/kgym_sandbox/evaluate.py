@@ -14,7 +14,7 @@ import time
 
 import torch
 
-from . import compare, cost_model, failures, local_candidate, numerics, precision, program, timing, tracking
+from . import compare, cost_model, device_memory, failures, local_candidate, numerics, precision, program, timing, tracking
 from .failures import Failure, failure_from  # noqa: F401  (callers catch evaluate.Failure)
 
 # A mirror of gpu/executor/eval_defaults.cpp, for callers that are not the executor (the
@@ -164,7 +164,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     result["compiled"] = True
 
     enter("correctness")
-    previous, tracker = {}, tracking.Tracker()
+    previous, tracker, memory = {}, tracking.Tracker(), device_memory.Peak(device)
     with torch.no_grad():
         for trial in range(trials):
             trial_seed = draw_seed(rng)
@@ -178,6 +178,8 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
                 torch.manual_seed(call_seed)
                 expected = compare.flatten(reference(*inputs))
                 out, layout, aliases, patched = candidate.call(mode, call_seed, "correctness", expected)
+                memory.sample()
+                result["peak_device_memory_mb"] = memory.mb
                 integrity(patched, "correctness")
                 if aliases:
                     hack(Failure("HACKED", "correctness", f"output aliases an input ({mode} mode)",
@@ -248,6 +250,8 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
         raise failure_from(exc, "timing", "while timing")
     finally:  # also for a failed timing: the executor matches them to the trace's windows
         result["timed_batch_ms"] = list(getattr(candidate, "batch_ms", []))
+        memory.sample()
+        result["peak_device_memory_mb"] = memory.mb
     changed = candidate.finish()
     if changed:  # its word, and its own kernels may use TF32 anyway: recorded, not ruled on
         result["evidence"].append({"kind": "numerics_changed", "detail": "; ".join(changed)[:500],

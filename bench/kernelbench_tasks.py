@@ -1,0 +1,28 @@
+"""KernelBench problems as kgym task directories, each with the identity answer (the
+problem's own Model renamed ModelNew: correct by definition, exactly as fast as the
+reference) as candidates/identity.py. Shared by the benchmarks that judge the reference
+against itself."""
+import json
+import os
+import re
+
+
+def problems(kernelbench: str, level: int) -> list:
+    """The problem files of a level, in KernelBench's numbering order."""
+    folder = os.path.join(kernelbench, "KernelBench", f"level{level}")
+    names = sorted((n for n in os.listdir(folder) if n.endswith(".py")), key=lambda n: int(n.split("_")[0]))
+    return [os.path.join(folder, n) for n in names]
+
+
+def identity_task(problem: str, level: int, workdir: str) -> str:
+    """A task directory under `workdir` for one problem file, named l<level>_<file stem>."""
+    source = open(problem).read()
+    task = os.path.join(workdir, f"l{level}_{os.path.basename(problem)[:-3]}")
+    os.makedirs(os.path.join(task, "candidates"), exist_ok=True)
+    with open(os.path.join(task, "task.py"), "w") as f:
+        f.write(source)
+    with open(os.path.join(task, "task.json"), "w") as f:
+        json.dump({"level": level}, f)
+    with open(os.path.join(task, "candidates", "identity.py"), "w") as f:
+        f.write(re.sub(r"\bModel\b", "ModelNew", source))
+    return task
