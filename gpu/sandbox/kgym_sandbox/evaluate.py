@@ -202,6 +202,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
                 if not verdict["correct"]:
                     raise Failure("INCORRECT", "correctness", f"trial {trial} ({mode} mode): {verdict['message']}")
                 tracker.add(expected, out)
+                inputs = expected = out = None  # a call's tensors go before the next call's are made
         followed = tracker.verdict()  # all calls together: an output that ignores its input
         if not followed["correct"]:
             raise Failure("INCORRECT", "correctness", followed["message"])
