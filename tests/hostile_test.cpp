@@ -23,7 +23,7 @@ struct hostile_case {
   const char* name;
   Verdict expected;
   const char* evidence;  // an Evidence.kind the result must carry ("a|b": either), or ""
-  bool gpu_only = false;
+  bool gpu_only = false;  // also named in the CPU run's filter (tests/CMakeLists.txt)
   // For a correct candidate that attacks the timing: its speedup must stay below this (the
   // honest fused candidate measures about 3x on an H100, far below 1x in the CPU's interpreter).
   double max_speedup = 0;
