@@ -17,6 +17,7 @@
 #include "gpu/profiler/request_windows.hpp"
 #include "cli/args.hpp"
 #include "gpu/executor/eval_defaults.hpp"
+#include "gpu/executor/sandbox_process.hpp"
 #include "gpu/profiler/trace_check.hpp"
 #include "gpu/profiler/trace_profile.hpp"
 #include "messages/json.hpp"
@@ -158,6 +159,18 @@ TEST(Defaults, TolerancesPerPrecisionAndSet) {
   EXPECT_EQ(tolerance_set_named("dr_kernel"), DR_KERNEL_TOLERANCES);
   EXPECT_THROW(precision_named("fp8"), std::invalid_argument);
   EXPECT_THROW(tolerance_set_named("loose"), std::invalid_argument);
+}
+
+TEST(TimingCores, FromTheEndOfTheAllowedCoresPerGpu) {
+  const std::vector<int> sixteen = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  EXPECT_EQ(timing_cores_for(sixteen, -1, ""), "14,15");
+  EXPECT_EQ(timing_cores_for(sixteen, 0, ""), "14,15");
+  EXPECT_EQ(timing_cores_for(sixteen, 3, ""), "8,9");
+  EXPECT_EQ(timing_cores_for({2, 5, 7, 9}, 0, ""), "7,9");  // the allowed set, not 0..n-1
+  EXPECT_EQ(timing_cores_for({0, 1, 2}, 0, ""), "");       // two other cores must remain
+  EXPECT_EQ(timing_cores_for(sixteen, 7, ""), "");          // GPU 7 would take cores 0 and 1
+  EXPECT_EQ(timing_cores_for(sixteen, 0, "3,4"), "3,4");
+  EXPECT_EQ(timing_cores_for(sixteen, 0, "none"), "");
 }
 
 TEST(EvaluationKey, CoversWhatDecidesTheResultAndNothingElse) {

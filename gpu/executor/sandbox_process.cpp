@@ -2,18 +2,32 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "messages/json.hpp"
 
 namespace kgym {
+
+std::string timing_cores_for(const std::vector<int>& allowed, int gpu, const std::string& requested) {
+  if (requested == "none")
+    return "";
+  if (!requested.empty())
+    return requested;
+  const size_t n = allowed.size(), slot = static_cast<size_t>(std::max(gpu, 0));
+  if (n < 2 * (slot + 1) + 2)
+    return "";
+  return std::to_string(allowed[n - 2 - 2 * slot]) + "," + std::to_string(allowed[n - 1 - 2 * slot]);
+}
 
 namespace {
 
@@ -43,11 +57,25 @@ std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready*
   for (auto& a : args)
     argv.push_back(a.data());
   argv.push_back(nullptr);
+  std::string cores;
+  if (launch_.device == CUDA) {
+    cpu_set_t set;
+    std::vector<int> allowed;
+    if (::sched_getaffinity(0, sizeof set, &set) == 0)
+      for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set))
+          allowed.push_back(c);
+    std::string requested = launch_.timing_cores;
+    if (const char* given = std::getenv("KGYM_TIMING_CORES"); requested.empty() && given)
+      requested = given;
+    cores = timing_cores_for(allowed, launch_.gpu, requested);
+  }
   std::string pythonpath = "PYTHONPATH=" + launch_.sandbox_dir;
   std::vector<std::string> env_store;
   for (char** e = environ; *e; ++e)
     if (std::strncmp(*e, "PYTHONPATH=", 11) != 0 && std::strncmp(*e, "CUDA_INJECTION64_PATH=", 22) != 0 &&
         std::strncmp(*e, "KGYM_CUPTI_LIB=", 15) != 0 && std::strncmp(*e, "KGYM_TRACE_LIB=", 15) != 0 &&
+        std::strncmp(*e, "KGYM_TIMING_CORES=", 18) != 0 &&
         !(launch_.gpu >= 0 && std::strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) == 0))
       env_store.emplace_back(*e);
   if (launch_.device == CUDA && launch_.gpu >= 0)
@@ -57,6 +85,8 @@ std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready*
     env_store.push_back("KGYM_CUPTI_LIB=" + launch_.cupti_library);
   if (launch_.device == CPU && !launch_.trace_library.empty())
     env_store.push_back("KGYM_TRACE_LIB=" + launch_.trace_library);
+  if (!cores.empty())
+    env_store.push_back("KGYM_TIMING_CORES=" + cores);
   env_store.push_back("PYTHONUNBUFFERED=1");
   env_store.push_back("PYTHONDONTWRITEBYTECODE=1");
   std::vector<char*> envp;

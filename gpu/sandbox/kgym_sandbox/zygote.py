@@ -189,6 +189,29 @@ def warm_cuda(lock_fd: int, seconds: dict) -> None:
     seconds["cuda_init"] = time.perf_counter() - started
 
 
+def timing_cores() -> tuple:
+    """(the judge's core, the one core of both runners) from KGYM_TIMING_CORES="J,R", or None.
+    Both runners on one core: a launch-bound model's time depends on the core its launching
+    thread runs on, and the two sides must be timed alike (they never run at once: the judge
+    asks one side at a time, and a pinned runner waits without spinning)."""
+    text = os.environ.get("KGYM_TIMING_CORES", "")
+    try:
+        judge, runners = (int(part) for part in text.split(","))
+    except ValueError:
+        return None
+    return judge, runners
+
+
+def runner_core():
+    cores = timing_cores()
+    return cores[1] if cores else None
+
+
+def pin(core) -> None:
+    if core is not None:
+        os.sched_setaffinity(0, {core})
+
+
 def wait_for_quiet_gpu(lock_fd: int) -> None:
     fcntl.lockf(lock_fd, fcntl.LOCK_EX)
     fcntl.lockf(lock_fd, fcntl.LOCK_UN)
@@ -227,6 +250,8 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
         started = time.perf_counter()
         granted, workdir = isolation.confine(workdir, JUDGE_UID)
         seconds["confine"] = time.perf_counter() - started
+        cores = timing_cores() if device == "cuda" else None
+        pin(cores and cores[0])
         if device == "cuda":
             warm_cuda(lock_fd, seconds)
     except BaseException as exc:  # reported once the request arrives; never run half-confined
@@ -286,11 +311,13 @@ def candidate_main(workdir: str, candidate_end, recorder, device: str, lock_fd: 
         if key_fd >= 0:
             tracing.start(workdir, key_fd, device)
         if device == "cuda":
+            pin(runner_core())
             warm_cuda(lock_fd, {})
     except BaseException as exc:
         confine_error = exc
     os.close(lock_fd)  # candidate code never holds the lock other evaluations wait on
-    runner = candidate_runner.Runner(channel.Channel(candidate_end, spin=device == "cuda"), workdir, device,
+    spin = device == "cuda" and runner_core() is None
+    runner = candidate_runner.Runner(channel.Channel(candidate_end, spin=spin), workdir, device,
                                      recorder, tracing.Tracer(device), bindings)
     runner.granted, runner.confine_error = granted, confine_error
     candidate_runner.serve(runner)
@@ -313,11 +340,13 @@ def reference_main(workdir: str, reference_end, recorder, device: str, lock_fd: 
         if key_fd >= 0:
             tracing.start(workdir, key_fd, device)
         if device == "cuda":
+            pin(runner_core())
             warm_cuda(lock_fd, {})
     except BaseException as exc:
         confine_error = exc
     os.close(lock_fd)
-    runner = candidate_runner.Runner(channel.Channel(reference_end, spin=device == "cuda"), workdir, device,
+    spin = device == "cuda" and runner_core() is None
+    runner = candidate_runner.Runner(channel.Channel(reference_end, spin=spin), workdir, device,
                                      recorder, tracing.Tracer(device, enabled=key_fd >= 0), {}, limited=False)
     runner.granted, runner.confine_error = granted, confine_error
     candidate_runner.serve(runner)
