@@ -163,13 +163,13 @@ TEST(Defaults, TolerancesPerPrecisionAndSet) {
 
 TEST(TimingCores, FromTheEndOfTheAllowedCoresPerGpu) {
   const std::vector<int> sixteen = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-  EXPECT_EQ(timing_cores_for(sixteen, -1, ""), "14,15");
-  EXPECT_EQ(timing_cores_for(sixteen, 0, ""), "14,15");
-  EXPECT_EQ(timing_cores_for(sixteen, 3, ""), "8,9");
-  EXPECT_EQ(timing_cores_for({2, 5, 7, 9}, 0, ""), "7,9");  // the allowed set, not 0..n-1
-  EXPECT_EQ(timing_cores_for({0, 1, 2}, 0, ""), "");       // two other cores must remain
-  EXPECT_EQ(timing_cores_for(sixteen, 7, ""), "");          // GPU 7 would take cores 0 and 1
-  EXPECT_EQ(timing_cores_for(sixteen, 0, "3,4"), "3,4");
+  EXPECT_EQ(timing_cores_for(sixteen, -1, ""), "13,14,15");
+  EXPECT_EQ(timing_cores_for(sixteen, 0, ""), "13,14,15");
+  EXPECT_EQ(timing_cores_for(sixteen, 3, ""), "4,5,6");
+  EXPECT_EQ(timing_cores_for({2, 5, 7, 9, 11, 12}, 0, ""), "9,11,12");  // the allowed set, not 0..n-1
+  EXPECT_EQ(timing_cores_for({0, 1, 2, 3}, 0, ""), "");  // two other cores must remain
+  EXPECT_EQ(timing_cores_for(sixteen, 4, ""), "");       // GPU 4 would leave one core
+  EXPECT_EQ(timing_cores_for(sixteen, 0, "3,4,5"), "3,4,5");
   EXPECT_EQ(timing_cores_for(sixteen, 0, "none"), "");
 }
 

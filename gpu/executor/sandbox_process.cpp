@@ -24,9 +24,11 @@ std::string timing_cores_for(const std::vector<int>& allowed, int gpu, const std
   if (!requested.empty())
     return requested;
   const size_t n = allowed.size(), slot = static_cast<size_t>(std::max(gpu, 0));
-  if (n < 2 * (slot + 1) + 2)
+  if (n < 3 * (slot + 1) + 2)
     return "";
-  return std::to_string(allowed[n - 2 - 2 * slot]) + "," + std::to_string(allowed[n - 1 - 2 * slot]);
+  const size_t first = n - 3 * (slot + 1);
+  return std::to_string(allowed[first]) + "," + std::to_string(allowed[first + 1]) + "," +
+         std::to_string(allowed[first + 2]);
 }
 
 namespace {

@@ -20,15 +20,16 @@ struct sandbox_launch {
   std::string cupti_library;  // gpu/cupti's injection library (CUDA only; empty: none)
   std::string trace_library;  // gpu/trace's library (CPU only: phase calls, no kernels; empty: none)
   int gpu = -1;               // CUDA only: the one GPU this sandbox sees (-1: as inherited)
-  // CUDA only: "J,R", the judge's core and the one core both runners share (a launch-bound
-  // model's time depends on its launching thread's core: both sides alike); "" picks them
-  // from the end of the allowed cores by `gpu`; "none": no pinning.
+  // CUDA only: "J,C,R", a core each for the judge, the candidate's process and the reference
+  // runner (a launch-bound model's time follows its launching thread's core, and a candidate
+  // must not share a core with the reference); "" picks them from the end of the allowed
+  // cores by `gpu`; "none": no pinning.
   std::string timing_cores;
 };
 
 // The cores KGYM_TIMING_CORES names for a sandbox ("" for none): `requested` as given ("none"
-// -> ""), or, when empty, the last two of `allowed` for GPU 0, the two before them for GPU 1,
-// ..., while at least two other cores remain.
+// -> ""), or, when empty, the last three of `allowed` for GPU 0, the three before them for
+// GPU 1, ..., while at least two other cores remain.
 std::string timing_cores_for(const std::vector<int>& allowed, int gpu, const std::string& requested);
 
 class sandbox_process {

@@ -189,22 +189,16 @@ def warm_cuda(lock_fd: int, seconds: dict) -> None:
     seconds["cuda_init"] = time.perf_counter() - started
 
 
-def timing_cores() -> tuple:
-    """(the judge's core, the one core of both runners) from KGYM_TIMING_CORES="J,R", or None.
-    Both runners on one core: a launch-bound model's time depends on the core its launching
-    thread runs on, and the two sides must be timed alike (they never run at once: the judge
-    asks one side at a time, and a pinned runner waits without spinning)."""
-    text = os.environ.get("KGYM_TIMING_CORES", "")
+def timing_cores() -> dict:
+    """{"judge", "candidate", "reference"} -> core from KGYM_TIMING_CORES="J,C,R" (set by the
+    executor on the GPU), or {}. A launch-bound model's time follows its launching thread's
+    core: each process gets one of its own (a candidate never shares the reference's), and a
+    pinned runner waits for requests without spinning."""
     try:
-        judge, runners = (int(part) for part in text.split(","))
+        cores = [int(part) for part in os.environ.get("KGYM_TIMING_CORES", "").split(",")]
     except ValueError:
-        return None
-    return judge, runners
-
-
-def runner_core():
-    cores = timing_cores()
-    return cores[1] if cores else None
+        return {}
+    return dict(zip(("judge", "candidate", "reference"), cores)) if len(cores) == 3 else {}
 
 
 def pin(core) -> None:
@@ -250,8 +244,7 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
         started = time.perf_counter()
         granted, workdir = isolation.confine(workdir, JUDGE_UID)
         seconds["confine"] = time.perf_counter() - started
-        cores = timing_cores() if device == "cuda" else None
-        pin(cores and cores[0])
+        pin(timing_cores().get("judge") if device == "cuda" else None)
         if device == "cuda":
             warm_cuda(lock_fd, seconds)
     except BaseException as exc:  # reported once the request arrives; never run half-confined
@@ -311,12 +304,12 @@ def candidate_main(workdir: str, candidate_end, recorder, device: str, lock_fd: 
         if key_fd >= 0:
             tracing.start(workdir, key_fd, device)
         if device == "cuda":
-            pin(runner_core())
+            pin(timing_cores().get("candidate"))
             warm_cuda(lock_fd, {})
     except BaseException as exc:
         confine_error = exc
     os.close(lock_fd)  # candidate code never holds the lock other evaluations wait on
-    spin = device == "cuda" and runner_core() is None
+    spin = device == "cuda" and not timing_cores()
     runner = candidate_runner.Runner(channel.Channel(candidate_end, spin=spin), workdir, device,
                                      recorder, tracing.Tracer(device), bindings)
     runner.granted, runner.confine_error = granted, confine_error
@@ -340,12 +333,12 @@ def reference_main(workdir: str, reference_end, recorder, device: str, lock_fd: 
         if key_fd >= 0:
             tracing.start(workdir, key_fd, device)
         if device == "cuda":
-            pin(runner_core())
+            pin(timing_cores().get("reference"))
             warm_cuda(lock_fd, {})
     except BaseException as exc:
         confine_error = exc
     os.close(lock_fd)
-    spin = device == "cuda" and runner_core() is None
+    spin = device == "cuda" and not timing_cores()
     runner = candidate_runner.Runner(channel.Channel(reference_end, spin=spin), workdir, device,
                                      recorder, tracing.Tracer(device, enabled=key_fd >= 0), {}, limited=False)
     runner.granted, runner.confine_error = granted, confine_error
