@@ -40,11 +40,11 @@ struct pipeline {
   learner_actor learner;
 };
 
-// `evaluate_only` (kgym eval): a learner that computes metrics and changes nothing: no trainer,
-// nothing written to `dir` but the episodes.
 // The options every evaluation of a run is sent with.
 EvalOptions run_eval_options(const TrainConfig& config);
 
+// `evaluate_only` (kgym eval): a learner that computes metrics and changes nothing: no trainer,
+// nothing written to `dir` but the episodes.
 pipeline start_pipeline(caf::actor_system& system, const TrainConfig& config, const executor_options& exec,
                         const std::string& dir, const EmbeddedPolicy& policy, const embedded_suite& suite,
                         const scheduler_options& scheduling, bool evaluate_only);

@@ -17,6 +17,11 @@ def dtype_of(name) -> torch.dtype:
     return DTYPES[name]
 
 
+def name_of(dtype: torch.dtype) -> str:
+    """The Precision name of a dtype of DTYPES (what the runner's build request carries)."""
+    return next(name for name, known in DTYPES.items() if known == dtype)
+
+
 def cast(values: list, dtype: torch.dtype) -> list:
     if dtype == torch.float32:
         return values

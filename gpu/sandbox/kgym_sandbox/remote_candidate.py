@@ -96,7 +96,7 @@ class RemoteCandidate:
         pending = self.post("load", {"op": "build", "source": self.source, "init_inputs": items, "seed": seed,
                                      "memory_limit_mb": self.memory_limit_mb, "arena": arena.describe(),
                                      "overrides": overrides or {},
-                                     "precision": next(n for n, d in precision.DTYPES.items() if d == dtype)},
+                                     "precision": precision.name_of(dtype)},
                                 arena.fds())
         return pending, arena  # the arena lives until the answer: the process maps it first
 

@@ -115,7 +115,7 @@ class Pair:
             judge_end.close()
             judge_reference_end.close()
             reference_end.close()
-            candidate_main(candidate_dir, candidate_end, recorder, device, lock_fd, key_r, bindings)
+            runner_main("candidate", candidate_dir, candidate_end, recorder, device, lock_fd, key_r, bindings)
         self.reference_pid = os.fork()
         if self.reference_pid == 0:
             for fd in (self.command_w, command_r, self.result_r, result_w, out_fd, key_r, key_w, reference_key_w):
@@ -123,7 +123,7 @@ class Pair:
                     os.close(fd)
             for end in (judge_end, candidate_end, judge_reference_end):
                 end.close()
-            reference_main(reference_dir, reference_end, recorder, device, lock_fd, reference_key_r)
+            runner_main("reference", reference_dir, reference_end, recorder, device, lock_fd, reference_key_r, {})
         os.close(command_r)
         os.close(result_w)
         for end in (judge_end, candidate_end, judge_reference_end, reference_end):
@@ -244,8 +244,8 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
         started = time.perf_counter()
         granted, workdir = isolation.confine(workdir, JUDGE_UID)
         seconds["confine"] = time.perf_counter() - started
-        pin(timing_cores().get("judge") if device == "cuda" else None)
         if device == "cuda":
+            pin(timing_cores().get("judge"))
             warm_cuda(lock_fd, seconds)
     except BaseException as exc:  # reported once the request arrives; never run half-confined
         confine_error = exc
@@ -290,57 +290,31 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
         os._exit(0)
 
 
-def candidate_main(workdir: str, candidate_end, recorder, device: str, lock_fd: int, key_fd: int,
-                   bindings: dict) -> None:
-    """In the forked candidate process: confine (own uid, namespaces, private tmp), start
-    the trace, warm up, then answer the judge until it says finish or goes away."""
+def runner_main(role: str, workdir: str, end, recorder, device: str, lock_fd: int, key_fd: int,
+                bindings: dict) -> None:
+    """In a forked runner: the candidate process (`role` "candidate": uid nobody, the
+    candidate's limits, ModelNew) or the reference runner ("reference": the judge's uid, which
+    the candidate cannot reach, no limits, the task's Model), served alike so the judge times
+    both the same way: confine (own uid, namespaces, private tmp), start the trace, warm up,
+    then answer the judge until it says finish or goes away."""
     from . import candidate_runner, isolation
     log_to(workdir)
     granted, confine_error = [], None
     try:
         if key_fd >= 0:
             tracing.preload(device)
-        granted, workdir = isolation.confine(workdir, isolation.NOBODY)
+        granted, workdir = isolation.confine(workdir, isolation.NOBODY if role == "candidate" else JUDGE_UID)
         if key_fd >= 0:
             tracing.start(workdir, key_fd, device)
         if device == "cuda":
-            pin(timing_cores().get("candidate"))
+            pin(timing_cores().get(role))
             warm_cuda(lock_fd, {})
     except BaseException as exc:
         confine_error = exc
-    os.close(lock_fd)  # candidate code never holds the lock other evaluations wait on
+    os.close(lock_fd)  # no code served here holds the lock other evaluations wait on
     spin = device == "cuda" and not timing_cores()
-    runner = candidate_runner.Runner(channel.Channel(candidate_end, spin=spin), workdir, device,
-                                     recorder, tracing.Tracer(device), bindings)
-    runner.granted, runner.confine_error = granted, confine_error
-    candidate_runner.serve(runner)
-    sys.stdout.flush()
-    os._exit(0)
-
-
-def reference_main(workdir: str, reference_end, recorder, device: str, lock_fd: int, key_fd: int) -> None:
-    """In the forked reference runner: confine under the judge's uid (the candidate cannot
-    reach it), start its trace, warm up, then serve the task's Model to the judge as the
-    candidate process serves ModelNew: same runner, same requests, same recording of its
-    timed batches, without the candidate's limits."""
-    from . import candidate_runner, isolation
-    log_to(workdir)
-    granted, confine_error = [], None
-    try:
-        if key_fd >= 0:
-            tracing.preload(device)
-        granted, workdir = isolation.confine(workdir, JUDGE_UID)
-        if key_fd >= 0:
-            tracing.start(workdir, key_fd, device)
-        if device == "cuda":
-            pin(timing_cores().get("reference"))
-            warm_cuda(lock_fd, {})
-    except BaseException as exc:
-        confine_error = exc
-    os.close(lock_fd)
-    spin = device == "cuda" and not timing_cores()
-    runner = candidate_runner.Runner(channel.Channel(reference_end, spin=spin), workdir, device,
-                                     recorder, tracing.Tracer(device, enabled=key_fd >= 0), {}, limited=False)
+    runner = candidate_runner.Runner(channel.Channel(end, spin=spin), workdir, device, recorder,
+                                     tracing.Tracer(device), bindings, limited=role == "candidate")
     runner.granted, runner.confine_error = granted, confine_error
     candidate_runner.serve(runner)
     sys.stdout.flush()
