@@ -59,6 +59,43 @@ class Compare(unittest.TestCase):
         self.assertNotEqual(compare.fingerprint(a), compare.fingerprint(b))
 
 
+    def test_piecewise_checks_agree_with_whole_ones(self):
+        """The checks go piece by piece (bounded temporaries at KernelBench's sizes): the same
+        findings whatever the piece size, a non-contiguous output included."""
+        from kgym_sandbox import tracking
+        g = torch.Generator().manual_seed(1)
+        expected = torch.randn(10, 13, generator=g).t()  # non-contiguous
+        actual = expected.contiguous() + 1e-3 * torch.randn(13, 10, generator=g)
+        actual[12, 9], actual[0, 0] = 5.0, float("inf")
+        findings = []
+        for piece in (1 << 25, 7):
+            old, compare.PIECE = compare.PIECE, piece
+            try:
+                tracker = tracking.Tracker()
+                tracker.add([expected], [expected + 0.5])
+                findings.append((compare.compare(expected, actual, 1e-2, 1e-2),
+                                 compare.compare(expected, actual.nan_to_num(posinf=0.0), 1e-2, 1e-2),
+                                 compare.all_close([expected], [actual], 1e-2, 1e-2),
+                                 compare.all_close([expected], [expected.clone()], 1e-2, 1e-2),
+                                 compare.fingerprint(expected), tracker.sums))
+            finally:
+                compare.PIECE = old
+        self.assertEqual(findings[0][0]["message"], "1 NaN/Inf values where the reference is finite")
+        self.assertIn("2 of 130 values outside", findings[0][1]["message"])
+        self.assertEqual(findings[0][2:4], (False, True))
+        for whole, piecewise in zip(findings[0], findings[1]):
+            if isinstance(whole, dict) and "correct" in whole:
+                self.assertEqual(whole["message"], piecewise["message"])
+                self.assertAlmostEqual(whole["max_abs_error"], piecewise["max_abs_error"], places=12)
+            elif isinstance(whole, tuple):
+                self.assertEqual(whole[0][:2], piecewise[0][:2])
+                self.assertAlmostEqual(whole[0][2], piecewise[0][2], places=9)
+                self.assertEqual(whole[0][4], piecewise[0][4])
+            elif isinstance(whole, dict):
+                self.assertAlmostEqual(whole[0][3], piecewise[0][3], places=9)
+            else:
+                self.assertEqual(whole, piecewise)
+
 class CostModel(unittest.TestCase):
     def test_matmul_costs_its_flops_and_views_are_free(self):
         from kgym_sandbox import cost_model

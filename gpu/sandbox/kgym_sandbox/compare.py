@@ -16,10 +16,23 @@ def flatten(out) -> list:
     raise TypeError(f"output is a {type(out).__name__}, expected a tensor or a tuple of tensors")
 
 
+# Values compared per piece: the checks' temporaries (float64 copies, masks) stay a few
+# hundred MiB whatever the output's size (KernelBench's level-1 outputs are up to 8 GiB).
+PIECE = 1 << 25
+
+
+def pieces(expected: torch.Tensor, actual: torch.Tensor):
+    """Matching flat slices of two same-shaped tensors, PIECE values each (views; a
+    non-contiguous tensor is made contiguous once)."""
+    e, a = expected.detach().reshape(-1), actual.detach().reshape(-1)
+    for start in range(0, e.numel(), PIECE):
+        yield e[start:start + PIECE], a[start:start + PIECE]
+
+
 def compare(expected, actual, atol: float, rtol: float, exact: bool = True) -> dict:
     """Returns correct, max_abs_error, max_rel_error and a message saying what differs.
     `exact`: in float64; else in float32 (the timed checks: many large outputs; rounding at
-    1e-7 of the value, far below any tolerance used)."""
+    1e-7 of the value, far below any tolerance used). Piece by piece (`pieces`)."""
     exp, act = flatten(expected), flatten(actual)
     if len(exp) != len(act):
         return _wrong(f"returned {len(act)} tensors, expected {len(exp)}")
@@ -35,20 +48,21 @@ def compare(expected, actual, atol: float, rtol: float, exact: bool = True) -> d
         if a.device != e.device:
             return _wrong(f"{where}on {a.device}, expected {e.device}")
         wide = torch.float64 if exact or a.dtype == torch.float64 else torch.float32
-        a64, e64 = a.detach().to(wide), e.detach().to(wide)
-        bad = ~_isfinite(a64) & _isfinite(e64)
-        if bool(bad.any()):
-            return _wrong(f"{where}{int(bad.sum())} NaN/Inf values where the reference is finite")
-        diff = _abs(a64 - e64).nan_to_num(0.0)
-        abs_err = float(diff.max()) if diff.numel() else 0.0
-        scale = float(_abs(e64).nan_to_num(0.0).max()) if e64.numel() else 0.0
+        nonfinite = outside = 0
+        abs_err = scale = 0.0
+        for e_part, a_part in pieces(e, a):
+            a64, e64 = a_part.to(wide), e_part.to(wide)
+            nonfinite += int((~_isfinite(a64) & _isfinite(e64)).sum())
+            abs_err = max(abs_err, float(_abs(a64 - e64).nan_to_num(0.0).max()))
+            scale = max(scale, float(_abs(e64).nan_to_num(0.0).max()))
+            outside += int((~_isclose(a64, e64, rtol=rtol, atol=atol, equal_nan=True)).sum())
+        if nonfinite:
+            return _wrong(f"{where}{nonfinite} NaN/Inf values where the reference is finite")
         max_abs = max(max_abs, abs_err)
         max_rel = max(max_rel, abs_err / scale if scale > 0 else abs_err)
-        close = _isclose(a64, e64, rtol=rtol, atol=atol, equal_nan=True)
-        if not bool(close.all()):
-            n = int((~close).sum())
+        if outside:
             return {"correct": False, "max_abs_error": max_abs, "max_rel_error": max_rel,
-                    "message": f"{where}{n} of {close.numel()} values outside atol={atol}, rtol={rtol}"
+                    "message": f"{where}{outside} of {e.numel()} values outside atol={atol}, rtol={rtol}"
                                f" (max abs error {abs_err:.3g})"}
     return {"correct": True, "max_abs_error": max_abs, "max_rel_error": max_rel, "message": ""}
 
@@ -56,14 +70,17 @@ def compare(expected, actual, atol: float, rtol: float, exact: bool = True) -> d
 def all_close(expected: list, actual: list, atol: float, rtol: float) -> bool:
     """The timed checks' fast path: every value within tolerance (NaN where NaN), shapes equal;
     `compare` says what differs when it is not."""
+    if len(expected) != len(actual):
+        return False
     for e, a in zip(expected, actual):
         if tuple(a.shape) != tuple(e.shape) or a.dtype != e.dtype:
             return False
-        if e.dtype in (torch.float16, torch.bfloat16):
-            e, a = e.float(), a.float()
-        if not bool(_isclose(a, e, rtol=rtol, atol=atol, equal_nan=True).all()):
-            return False
-    return len(expected) == len(actual)
+        for e_part, a_part in pieces(e, a):
+            if e.dtype in (torch.float16, torch.bfloat16):
+                e_part, a_part = e_part.float(), a_part.float()
+            if not bool(_isclose(a_part, e_part, rtol=rtol, atol=atol, equal_nan=True).all()):
+                return False
+    return True
 
 
 def _wrong(message: str) -> dict:
@@ -97,8 +114,11 @@ def fingerprint(output) -> tuple:
         return ("not-a-tensor", id(output))
     parts = []
     for t in tensors:
-        x = t.detach().reshape(-1).double()
-        sample = x[:: max(1, x.numel() // 64)][:64]
-        parts.append((tuple(t.shape), str(t.dtype), float(x.sum()), float((x * x).sum()),
-                      tuple(sample.tolist())))
+        flat = t.detach().reshape(-1)
+        total = squares = 0.0
+        for part, _ in pieces(flat, flat):
+            part = part.double()
+            total, squares = total + float(part.sum()), squares + float((part * part).sum())
+        sample = flat[:: max(1, flat.numel() // 64)][:64].double()
+        parts.append((tuple(t.shape), str(t.dtype), total, squares, tuple(sample.tolist())))
     return tuple(parts)

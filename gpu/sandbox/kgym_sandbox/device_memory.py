@@ -15,3 +15,11 @@ class Peak:
         if self.cuda:
             free, total = torch.cuda.mem_get_info()
             self.mb = max(self.mb, (total - free) / (1 << 20))
+
+
+def release(device: str) -> None:
+    """Gives what the judge's caching allocator keeps but no tensor uses back to the device:
+    the judge's shared buffers are allocated outside that allocator (shared_tensors), and the
+    other processes of the evaluation cannot reuse what it keeps either."""
+    if device == "cuda":
+        torch.cuda.empty_cache()

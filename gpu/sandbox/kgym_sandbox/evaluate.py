@@ -158,6 +158,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
 
     reference.eval()  # eval-mode calls leave BatchNorm and Dropout as built, for the trials below
     planned = timing.start_plan(reference, timed_reference, new_inputs, int(opts["warmup_reps"]))
+    device_memory.release(device)
     lap("load_plan")
     integrity(candidate.built(building), "load")
     lap("load_candidate")
@@ -222,6 +223,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
                         "source": r["source"]} for r in result["launches"] if r["mode"] in silent]))
 
     enter("timing")
+    device_memory.release(device)  # the trials' inputs and outputs: timing's arenas come next
     quiet_gpu()
     reference.eval()
     timed = timing.plan(timed_reference, planned, device, int(opts["timing_reps"]))

@@ -1,7 +1,7 @@
 """The candidate as the judge sees it: a process at the other end of a channel.
 
 Every answer is checked against the request it answers (a fresh nonce each), and every
-output the judge uses is copied into the judge's own memory before it is looked at. The
+output the judge uses lies in the judge's own buffers (the candidate's calls copy into them). The
 candidate's time is the judge's clock around a request, less what a request costs beyond
 the calls (timing.plan measures that on the reference runner before any candidate code
 existed). The reference runner is the same kind of process serving the task's Model
@@ -156,9 +156,11 @@ class RemoteCandidate:
             self.slot_specs = specs
 
     def slot_output(self, i: int) -> list:
-        """The judge's own copy of what the candidate's call i left in its output buffers (the
-        reference runner's, trusted, as they are)."""
-        return list(self.slots[i]) if self.trusted else [t.clone() for t in self.slots[i]]
+        """What call i left in its output buffers, compared where it lies (no copy: at
+        KernelBench's sizes one output is up to 8 GiB). The buffers are the judge's, though
+        the candidate's process keeps them mapped: values it writes after answering are work
+        outside the time the judge saw, which the trace shows on the GPU (deferred work)."""
+        return list(self.slots[i])
 
     # -- calls ---------------------------------------------------------------------------
 

@@ -18,6 +18,8 @@ import math
 
 import torch
 
+from . import compare
+
 MAX_SHARE_OF_SPREAD = 0.1
 # Relative error (to the reference's norm) any honest kernel of that precision may have:
 # fp32 leaves room for TF32 accumulation orders, fp16 and bf16 for a few roundings.
@@ -45,14 +47,14 @@ class Tracker:
         for i, (e, a) in enumerate(zip(expected, actual)):
             if not e.is_floating_point() or e.numel() == 0:
                 continue
-            # float64 sums without float64 copies: one output-sized temporary, the difference
+            # float64 sums without float64 copies, piece by piece (compare.pieces)
             wide = torch.float32 if e.element_size() < 4 else e.dtype
-            e, a = e.detach(), a.detach()
             sums = self.sums.setdefault(i, [0, 0.0, 0.0, 0.0, RESOLUTION.get(e.dtype, 2.0 ** -16)])
             sums[0] += e.numel()
-            sums[1] += float(torch.sum(e, dtype=torch.float64))
-            sums[2] += float(torch.linalg.vector_norm(e, dtype=torch.float64)) ** 2
-            sums[3] += float(torch.linalg.vector_norm(a.to(wide) - e.to(wide), dtype=torch.float64)) ** 2
+            for e_part, a_part in compare.pieces(e, a):
+                sums[1] += float(torch.sum(e_part, dtype=torch.float64))
+                sums[2] += float(torch.linalg.vector_norm(e_part, dtype=torch.float64)) ** 2
+                sums[3] += float(torch.linalg.vector_norm(a_part.to(wide) - e_part.to(wide), dtype=torch.float64)) ** 2
 
     def verdict(self) -> dict:
         """correct, and a message for the first output that does not follow."""
