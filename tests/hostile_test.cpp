@@ -96,6 +96,9 @@ const hostile_case cases[] = {
     // where the reference's values are small or barely move (tracking.py; at the CPU's sizes
     // allclose fails them first; at 8192 x 16384 a few of the 134M softmax values exceed atol
     // and allclose may too; KernelBench's fp32 1e-4 fails both by allclose alone).
+    // A candidate that takes the GPU's memory is charged with it; kgym's own shortage is not
+    // (DeviceMemory below).
+    {"hogs_device_memory", RESOURCE_LIMIT, "", true, 0, "gelu_scale_residual", "out of memory"},
     {"uniform_softmax", INCORRECT, "", false, 0, "softmax_rows", "", DR_KERNEL_TOLERANCES},
     {"expected_loss", INCORRECT, "", false, 0, "mse_loss", "does not follow the reference", DR_KERNEL_TOLERANCES},
 };
@@ -243,6 +246,27 @@ ModelNew = Checked
   ExecRequest fp32 = request_for("conv_bias_relu", "identity_fp32", identity + "WANTED = torch.float32\n");
   fp32.mutable_options()->set_no_hacking_check(true);
   EXPECT_EQ(Verdict_Name(evaluator().evaluate(fp32).verdict()), "OK");
+}
+
+// kgym's own processes short of GPU memory (here: a task whose inputs cannot fit) is never
+// the candidate's verdict: the executor evaluates again, then says whose shortage it was.
+TEST(DeviceMemory, KgymsOwnShortageIsRetriedNotBlamed) {
+  if (test_device() != CUDA || !gpu_present())
+    GTEST_SKIP() << "GPU memory: needs KGYM_TEST_DEVICE=cuda and a GPU";
+  ExecRequest request = request_for("gelu_scale_residual", "correct_too_big",
+                                    read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py")));
+  request.mutable_task()->set_source(request.task().source() + R"(
+_get_inputs = get_inputs
+def get_inputs():
+    torch.empty(1 << 40, dtype=torch.uint8)  # a terabyte: more than any GPU has
+    return _get_inputs()
+)");
+  ExecResult result = evaluator().evaluate(request);
+  EXPECT_EQ(Verdict_Name(result.verdict()), "INTERNAL_ERROR") << summary_line(result);
+  EXPECT_TRUE(result.own_device_memory_exhausted());
+  EXPECT_EQ(result.attempts(), executor_options{}.own_memory_attempts);
+  EXPECT_NE(result.message().find("kgym's own processes ran out of GPU memory"), std::string::npos)
+      << result.message();
 }
 
 // Coverage, on either device: CUPTI on the GPU, the CPU cost model on the CPU.

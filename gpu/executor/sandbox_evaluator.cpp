@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <filesystem>
 #include <fstream>
 
@@ -175,7 +176,26 @@ std::string sandbox_evaluator::ensure_zygote() {
   return error;
 }
 
-ExecResult sandbox_evaluator::evaluate(const ExecRequest& original) {
+ExecResult sandbox_evaluator::evaluate(const ExecRequest& request) {
+  const auto started = clock_type::now();
+  ExecResult result;
+  for (int attempt = 1;; ++attempt) {
+    result = evaluate_once(request);
+    result.set_attempts(attempt);
+    if (!result.own_device_memory_exhausted() || attempt >= std::max(options_.own_memory_attempts, 1))
+      break;
+    spdlog::warn("request {}: kgym's own processes ran out of GPU memory ({}); evaluating again ({} of {})",
+                 request.request_id(), result.message(), attempt + 1, options_.own_memory_attempts);
+    std::this_thread::sleep_for(std::chrono::seconds(attempt));  // other work on the GPU may finish
+  }
+  if (result.own_device_memory_exhausted())
+    result.set_message("kgym's own processes ran out of GPU memory in " + std::to_string(result.attempts()) +
+                       " attempts (not the candidate's doing; free the GPU or use a larger one): " + result.message());
+  result.set_wall_s(std::chrono::duration<double>(clock_type::now() - started).count());
+  return result;
+}
+
+ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original) {
   const auto started = clock_type::now();
   ExecRequest request = original;
   *request.mutable_options() = with_defaults(request.options(), request.device());

@@ -17,17 +17,22 @@ struct executor_options {
   std::chrono::seconds start_timeout{180};
   std::chrono::seconds exit_grace{15};  // after a kill, how long to wait for the exit report
   std::string trace_archive;  // if set, each CUPTI trace is copied here as <request_id>.jsonl (+ .key)
+  // Evaluations of one request while kgym's own processes run out of GPU memory
+  // (ExecResult.own_device_memory_exhausted): never the candidate's verdict.
+  int own_memory_attempts = 3;
 };
 
 class sandbox_evaluator {
  public:
   explicit sandbox_evaluator(executor_options options);
   ~sandbox_evaluator();
+  // Evaluates again, after a pause, while kgym's own processes ran out of GPU memory.
   ExecResult evaluate(const ExecRequest& request);
   // How many times the zygote was (re)started: a candidate never costs more than one.
   int zygote_starts() const { return zygote_starts_; }
 
  private:
+  ExecResult evaluate_once(const ExecRequest& request);
   std::string ensure_zygote();
   std::string new_workdir();
   void forget_prepared();

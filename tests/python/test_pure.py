@@ -165,14 +165,27 @@ class TimingPlan(unittest.TestCase):
         side = ScriptedSide(cost=0.0004, call=0.002)  # 2 ms a call: 25 calls make 50 ms
         started = timing.start_plan(lambda x: x * 2, side, lambda: [torch.ones(4)], warmup=3)
         self.assertEqual(side.requests, [(1, 3)])  # the warm-up: one request of three passes, sent
-        planned = timing.plan(side, started, "cpu", reps=1000)
+        planned = timing.plan(side, started, "cpu", reps=1000, new_inputs=None)
         self.assertEqual(side.finished, started["warming"])  # its answer taken before calibrating
         self.assertEqual(planned["batch"], 21)  # ceil(0.05 / 0.0024): the request's cost included
         self.assertEqual(side.requests, [(1, 3)] + [(1, 1)] * timing.CALIBRATION_REQUESTS)
         pattern = planned["expected"][0]  # the output's shape and dtype, no memory
         self.assertEqual((pattern.device.type, tuple(pattern.shape), pattern.dtype), ("meta", (4,), torch.float32))
         self.assertEqual(started["set_bytes"], 32)  # four float32 inputs, four outputs
-        self.assertEqual(timing.plan(side, started, "cpu", 3)["batch"], 3)
+        self.assertEqual(timing.plan(side, started, "cpu", 3, None)["batch"], 3)
+
+    def test_a_large_set_warms_up_after_the_trials(self):
+        side, made = ScriptedSide(cost=0.0004, call=0.002), []
+        old, timing.OVERLAP_MAX_BYTES = timing.OVERLAP_MAX_BYTES, 31
+        try:
+            started = timing.start_plan(lambda x: x * 2, side, lambda: made.append(1) or [torch.ones(4)], warmup=3)
+        finally:
+            timing.OVERLAP_MAX_BYTES = old
+        self.assertEqual((side.requests, len(made)), ([], 1))  # 32 bytes: nothing sent in the load phase
+        planned = timing.plan(side, started, "cpu", 1000, lambda: made.append(1) or [torch.ones(4)])
+        self.assertEqual(len(made), 2)  # fresh inputs for the warm-up, sent now
+        self.assertEqual(side.requests, [(1, 3)] + [(1, 1)] * timing.CALIBRATION_REQUESTS)
+        self.assertEqual((side.finished, planned["batch"]), (started["warming"], 21))
 
     def test_request_cost_from_one_call_against_a_batch(self):
         side = ScriptedSide(cost=0.0004, call=0.002)
@@ -268,6 +281,23 @@ class Tracking(unittest.TestCase):
         tracker.add([torch.arange(4)], [torch.zeros(4, dtype=torch.int64)])
         self.assertTrue(tracker.verdict()["correct"])
 
+
+
+class DeviceMemory(unittest.TestCase):
+    def test_a_candidate_is_charged_only_beyond_half_the_device(self):
+        from kgym_sandbox import device_memory
+        gib = 1 << 30
+        # 80 GiB device, the judge holding 30: 71 in use leaves 41 to the others, above 40.
+        self.assertTrue(device_memory.charged_to_candidate(71 * gib, 30 * gib, 80 * gib))
+        self.assertFalse(device_memory.charged_to_candidate(70 * gib, 30 * gib, 80 * gib))
+        # KernelBench level 1 at 8 GiB a tensor: the identity's process and the runner's 32 GiB.
+        self.assertFalse(device_memory.charged_to_candidate(79 * gib, 47 * gib, 80 * gib))
+
+    def test_out_of_device_memory_by_its_text(self):
+        from kgym_sandbox import failures
+        self.assertTrue(failures.out_of_device_memory("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate"))
+        self.assertTrue(failures.out_of_device_memory("RuntimeError('CUDA error: CUBLAS_STATUS_ALLOC_FAILED when')"))
+        self.assertFalse(failures.out_of_device_memory("MemoryError: can't allocate memory"))
 
 class Numerics(unittest.TestCase):
     def test_pins_and_reads_back_the_flags(self):

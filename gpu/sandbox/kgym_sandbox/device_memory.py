@@ -3,8 +3,17 @@ requests: after every correctness call and at the end of timing. It counts every
 the device (the judge, the candidate's, the reference runner, the next evaluation's warming
 processes: about 0.5 GiB each for a context), and what PyTorch's caching allocators keep
 reserved, so a sample after a call still sees that call's peak. Its maximum is
-ExecResult.peak_device_memory_mb."""
+ExecResult.peak_device_memory_mb.
+
+Who ran out: kgym's own processes need the GPU's memory too (the judge's inputs, reference
+outputs and the buffers it shares, the reference runner's), so a failed allocation is the
+candidate's fault (RESOURCE_LIMIT) only when its process held more than CANDIDATE_SHARE of
+the GPU; otherwise it is kgym's own, and the executor evaluates again."""
 import torch
+
+from . import shared_tensors
+
+CANDIDATE_SHARE = 0.5
 
 
 class Peak:
@@ -23,3 +32,18 @@ def release(device: str) -> None:
     other processes of the evaluation cannot reuse what it keeps either."""
     if device == "cuda":
         torch.cuda.empty_cache()
+
+
+def charged_to_candidate(used: int, judge_own: int, total: int) -> bool:
+    """The rule on bytes: the device's `used`, what the judge's process holds (its allocator's
+    and the buffers it shares), the device's `total`. What is in use beyond the judge's is the
+    candidate's process's and the reference runner's (whose own share is one output or so):
+    more than CANDIDATE_SHARE of the device, and the candidate took it."""
+    return used - judge_own > CANDIDATE_SHARE * total
+
+
+def candidate_exhausted() -> bool:
+    """Asked in the judge right after the candidate's process failed to allocate (it is
+    still alive, holding what it holds)."""
+    free, total = torch.cuda.mem_get_info()
+    return charged_to_candidate(total - free, torch.cuda.memory_reserved() + shared_tensors.CudaDriver.allocated, total)

@@ -138,7 +138,8 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
             init_inputs = precision.cast(list(ref_mod.get_init_inputs()), dtype)
         reference = build_reference(ref_mod, init_inputs, init_seed, device, dtype)
     except BaseException as exc:
-        raise Failure("INTERNAL_ERROR", "load", f"the task does not load: {exc!r}")
+        raise Failure("INTERNAL_ERROR", "load", f"the task does not load: {exc!r}",
+                      own_memory=device == "cuda" and failures.out_of_device_memory(str(exc)))
     lap("load_reference")
     candidate.hello()
     reference_building = None
@@ -226,7 +227,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     device_memory.release(device)  # the trials' inputs and outputs: timing's arenas come next
     quiet_gpu()
     reference.eval()
-    timed = timing.plan(timed_reference, planned, device, int(opts["timing_reps"]))
+    timed = timing.plan(timed_reference, planned, device, int(opts["timing_reps"]), new_inputs)
     result["timed_batch_calls"] = timed["batch"]
     timed_reference.load_state(reference)  # BatchNorm's running statistics as the trials left them
 
@@ -249,7 +250,10 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
             result["traced_rep_ms"] = timing.time_traced(candidate, new_inputs, int(opts["traced_reps"]))
     except Failure:
         raise
-    except BaseException as exc:
+    except BaseException as exc:  # the judge's own (the candidate's come as Failures), but in process
+        if device == "cuda" and failures.out_of_device_memory(str(exc)):
+            raise Failure("INTERNAL_ERROR", "timing", "kgym ran out of GPU memory while timing: " +
+                          failures.last_line(exc), own_memory=True)
         raise failure_from(exc, "timing", "while timing")
     finally:  # also for a failed timing: the executor matches them to the trace's windows
         result["timed_batch_ms"] = list(getattr(candidate, "batch_ms", []))

@@ -10,10 +10,19 @@ MAX_MESSAGE_CHARS = 2000  # a candidate's exception text flows into prompts and 
 class Failure(Exception):
     """Ends the evaluation with a verdict."""
 
-    def __init__(self, verdict: str, phase: str, message: str, evidence=None):
+    def __init__(self, verdict: str, phase: str, message: str, evidence=None, own_memory: bool = False):
+        """`own_memory`: kgym's own processes ran out of GPU memory (ExecResult's
+        own_device_memory_exhausted: the executor tries again)."""
         super().__init__(message)
         self.verdict, self.phase, self.message = verdict, phase, message[:MAX_MESSAGE_CHARS]
-        self.evidence = evidence or []
+        self.evidence, self.own_memory = evidence or [], own_memory
+
+
+def out_of_device_memory(text: str) -> bool:
+    """An allocation on the GPU failed, by an exception's text (PyTorch's caching allocator,
+    the driver, cuBLAS's or cuDNN's own allocations)."""
+    return any(s in text for s in ("CUDA out of memory", "CUBLAS_STATUS_ALLOC_FAILED",
+                                   "CUDNN_STATUS_ALLOC_FAILED", "CUDA error: out of memory"))
 
 
 def classify(exc: BaseException) -> str:

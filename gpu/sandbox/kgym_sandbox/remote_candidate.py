@@ -13,7 +13,7 @@ import time
 import torch
 
 from . import channel as channel_mod
-from . import failures, numerics, packing, precision, shared_tensors
+from . import device_memory, failures, numerics, packing, precision, shared_tensors
 
 class RemoteCandidate:
     def __init__(self, chan: channel_mod.Channel, device: str, source: str, traced: bool, memory_limit_mb: int = 0,
@@ -65,11 +65,20 @@ class RemoteCandidate:
         return answer
 
     def blamed(self, failure: failures.Failure) -> failures.Failure:
-        """The failure as the verdict has it: the reference runner's are kgym's or the task's."""
-        if not self.trusted:
+        """The failure as the verdict has it: the reference runner's are kgym's or the task's,
+        and so is the candidate's failed GPU allocation unless its process held more than its
+        share of the GPU (device_memory.candidate_exhausted); kgym's own out of GPU memory
+        says so (the executor tries again)."""
+        device_oom = self.device == "cuda" and failure.verdict in ("RESOURCE_LIMIT", "INTERNAL_ERROR") and \
+            failures.out_of_device_memory(failure.message)
+        if failure.verdict == "INTERNAL_ERROR":  # believed only before candidate code exists
+            failure.own_memory = device_oom
             return failure
-        return failures.Failure("INTERNAL_ERROR", failure.phase, f"the reference runner failed ({failure.verdict}): "
-                                f"{failure.message}")
+        if not self.trusted and not (device_oom and not device_memory.candidate_exhausted()):
+            return failure
+        who = "the reference runner" if self.trusted else "the candidate's process, holding less than its share,"
+        return failures.Failure("INTERNAL_ERROR", failure.phase, f"{who} failed ({failure.verdict}): {failure.message}",
+                                own_memory=device_oom)
 
     def forged(self, phase: str, detail: str) -> failures.Failure:
         return failures.Failure("HACKED", phase, "the candidate process sent what its runner never sends",

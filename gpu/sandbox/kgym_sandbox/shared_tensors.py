@@ -16,6 +16,7 @@ import torch
 
 F_ADD_SEALS, F_SEAL_SEAL, F_SEAL_SHRINK, F_SEAL_GROW = 1033, 1, 2, 4
 CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1
+CUDA_ERROR_OUT_OF_MEMORY = 2
 MAX_DIMS = 16
 
 
@@ -66,9 +67,15 @@ class CudaDriver:
         if rc != 0:
             raise RuntimeError(f"CUDA driver error {rc} in {what}")
 
+    allocated = 0  # bytes this process allocated for sharing, over all drivers (device_memory)
+
     def alloc(self, nbytes: int) -> int:
         ptr = ctypes.c_uint64()
-        self._check(self.lib.cuMemAlloc_v2(ctypes.byref(ptr), ctypes.c_size_t(max(nbytes, 1))), "cuMemAlloc")
+        rc = self.lib.cuMemAlloc_v2(ctypes.byref(ptr), ctypes.c_size_t(max(nbytes, 1)))
+        if rc == CUDA_ERROR_OUT_OF_MEMORY:
+            raise torch.OutOfMemoryError(f"CUDA out of memory: cuMemAlloc of {nbytes / (1 << 30):.2f} GiB to share")
+        self._check(rc, "cuMemAlloc")
+        CudaDriver.allocated += max(nbytes, 1)
         return ptr.value
 
     def allocation_of(self, ptr: int) -> tuple:

@@ -65,27 +65,44 @@ class Clock:
 CALIBRATION_REQUESTS = 5
 
 
+OVERLAP_MAX_BYTES = 1 << 30  # inputs and outputs of one set; above it, no warm-up during the trials
+
+
 def start_plan(reference, timed_reference, new_inputs, warmup: int) -> dict:
     """The first half of `plan`, in the load phase: the reference's outputs for fresh inputs
     (the pattern of the output buffers), and the reference runner's warm-up calls, sent
     without waiting for them: a fresh process's first calls (kernels loaded, library
-    heuristics: ~0.3 s on an H100) then overlap the candidate's correctness trials."""
+    heuristics: ~0.3 s on an H100) then overlap the candidate's correctness trials. Not for
+    a set above OVERLAP_MAX_BYTES: the runner's buffers would crowd the trials' memory (at
+    KernelBench's level-1 sizes, enough for cuDNN to choose other algorithms in the
+    candidate's process than in the judge's), and the saving is small beside such a set's
+    evaluation; `plan` warms it up then."""
     with torch.no_grad():
         inputs = new_inputs()
         expected = flat(reference(*inputs))
+    set_bytes = tensor_bytes(inputs) + tensor_bytes(expected)
+    started = {"expected": [t.to("meta") for t in expected], "set_bytes": set_bytes, "warmup": max(warmup, 1),
+               "warming": None}
+    if set_bytes <= OVERLAP_MAX_BYTES:
+        warm_up(timed_reference, inputs, expected, started)
+    # Shapes and dtypes only from here on (meta tensors): at KernelBench's sizes one output is
+    # up to 8 GiB, and the trials come next.
+    return started
+
+
+def warm_up(timed_reference, inputs: list, expected: list, started: dict) -> None:
     timed_reference.fill_sets([inputs], "load")
     timed_reference.expect(expected, "load", 1)
-    # Shapes and dtypes only from here on (meta tensors): at KernelBench's sizes one output is
-    # up to 16 GiB, and the trials come next.
-    return {"expected": [t.to("meta") for t in expected], "set_bytes": tensor_bytes(inputs) + tensor_bytes(expected),
-            "warming": timed_reference.start_batch(1, passes=max(warmup, 1))}
+    started["warming"] = timed_reference.start_batch(1, passes=started["warmup"])
 
 
-def plan(timed_reference, started: dict, device: str, reps: int) -> dict:
+def plan(timed_reference, started: dict, device: str, reps: int, new_inputs) -> dict:
     """The calls per batch, from the timed reference's time per request of one call (after
-    the warm-up `start_plan` sent), and the reference's outputs as a pattern for the output
-    buffers. Any GPU work of the candidate's process meanwhile falls outside its request
-    windows (HACKED)."""
+    the warm-up `start_plan` sent, or one sent now), and the reference's outputs as a pattern
+    for the output buffers. Any GPU work of the candidate's process meanwhile falls outside
+    its request windows (HACKED)."""
+    if started["warming"] is None:
+        warm_up(timed_reference, new_inputs(), started["expected"], started)
     timed_reference.finish_batch(started["warming"])
     call_s = statistics.median(single_calls(timed_reference, Clock(device)))
     return {"batch": min(batch_size(call_s, started["set_bytes"]), max(reps, 1)), "expected": started["expected"]}

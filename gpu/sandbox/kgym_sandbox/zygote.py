@@ -268,7 +268,8 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
                                                  traced=False, trusted=True)
     try:
         if confine_error is not None:
-            raise evaluate.Failure("INTERNAL_ERROR", "confine", f"judge confinement failed: {confine_error!r}")
+            raise evaluate.Failure("INTERNAL_ERROR", "confine", f"judge confinement failed: {confine_error!r}",
+                                   own_memory=evaluate.failures.out_of_device_memory(repr(confine_error)))
         result["isolation"] = ["judge:" + g for g in granted]
         result["device_name"] = platform.processor() or "cpu"
         if device == "cuda":
@@ -279,9 +280,13 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
     except evaluate.Failure as failure:
         result.update(verdict=failure.verdict, failed_phase=failure.phase, message=failure.message,
                       evidence=failure.evidence)
+        if failure.own_memory:
+            result["own_device_memory_exhausted"] = True
     except BaseException as exc:  # the harness itself broke: say so, do not blame the candidate
         failure = evaluate.failure_from(exc, "harness", "evaluation failed")
         result.update(verdict="INTERNAL_ERROR", failed_phase="harness", message=failure.message)
+        if device == "cuda" and evaluate.failures.out_of_device_memory(failure.message):
+            result["own_device_memory_exhausted"] = True
     result["isolation"] = result.get("isolation", []) + ["candidate:" + g for g in candidate.isolation]
     try:
         protocol.write_frame(result_fd, {"result": result})
