@@ -25,6 +25,7 @@ class Runner:
         self.granted, self.confine_error = [], None
         self.input_sets, self.slots = [[]], [[]]  # per call of a batch: its inputs, its output buffers
         self.phase = None
+        self.core = None  # the timing core, taken at the first request (zygote.timing_cores)
         numerics.pin()  # before any code of the task's or the candidate's
 
     # -- the requests --------------------------------------------------------------------
@@ -34,7 +35,16 @@ class Runner:
         with what confinement granted, or why it failed."""
         if self.confine_error is not None:
             return self.refusal("INTERNAL_ERROR", f"candidate confinement failed: {self.confine_error!r}")
+        if self.core is not None:
+            os.sched_setaffinity(0, {self.core})
         return {"isolation": self.granted}
+
+    def release(self, message, fds):
+        """Gives the device what this process's caching allocator keeps but no tensor uses (the
+        judge asks before timing: its own buffers for timing come next)."""
+        if self.device == "cuda":
+            torch.cuda.empty_cache()
+        return {}
 
     def build(self, message, fds):
         """Loads the candidate's module and builds ModelNew(*init_inputs) under the judge's seed
@@ -184,7 +194,8 @@ class Runner:
 
 
 OPS = {"ping": Runner.ping, "build": Runner.build, "inputs": Runner.inputs_, "outputs": Runner.outputs,
-       "call": Runner.call, "batch": Runner.batch, "state": Runner.state, "profile": Runner.profile, "launches": Runner.launches, "finish": Runner.finish}
+       "call": Runner.call, "batch": Runner.batch, "state": Runner.state, "profile": Runner.profile, "launches": Runner.launches, "release": Runner.release,
+       "finish": Runner.finish}
 
 
 def serve(runner: Runner) -> None:

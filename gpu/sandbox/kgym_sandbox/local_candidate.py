@@ -6,7 +6,7 @@ import time
 
 import torch
 
-from . import compare, cost_model, failures, precision, program
+from . import compare, cost_model, device_memory, failures, precision, program
 
 
 class LocalCandidate:
@@ -106,6 +106,9 @@ class LocalCandidate:
 
     def launches(self) -> list:
         return self.recorder.records()
+
+    def release(self, phase: str) -> None:
+        device_memory.release(self.device)
 
     def finish(self) -> list:
         return []  # this process's flags are the judge's, recorded as such

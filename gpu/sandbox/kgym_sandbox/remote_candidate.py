@@ -235,6 +235,10 @@ class RemoteCandidate:
             raise self.forged("correctness", "a launch record without both modes")
         return records
 
+    def release(self, phase: str) -> None:
+        """Asks the process to give back what its allocator caches (device_memory.release)."""
+        self.request(phase, {"op": "release"})
+
     def finish(self) -> list:
         """Ends the process's trace; the numerics flags it reports other than pinned (its word)."""
         return numerics.changed(self.request("timing", {"op": "finish"}).get("numerics"))

@@ -193,7 +193,9 @@ def timing_cores() -> dict:
     """{"judge", "candidate", "reference"} -> core from KGYM_TIMING_CORES="J,C,R" (set by the
     executor on the GPU), or {}. A launch-bound model's time follows its launching thread's
     core: each process gets one of its own (a candidate never shares the reference's), and a
-    pinned runner waits for requests without spinning."""
+    pinned runner waits for requests without spinning. Each process moves there when its
+    evaluation starts, not while it warms up as the next one (that slowed the running
+    evaluation's processes on those cores: H100, wall 1.31x the single-process harness)."""
     try:
         cores = [int(part) for part in os.environ.get("KGYM_TIMING_CORES", "").split(",")]
     except ValueError:
@@ -245,13 +247,14 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
         granted, workdir = isolation.confine(workdir, JUDGE_UID)
         seconds["confine"] = time.perf_counter() - started
         if device == "cuda":
-            pin(timing_cores().get("judge"))
             warm_cuda(lock_fd, seconds)
     except BaseException as exc:  # reported once the request arrives; never run half-confined
         confine_error = exc
     command = read_command(command_fd)
     if command is None:
         os._exit(0)
+    if device == "cuda":  # only now: warming up there would slow the running evaluation's judge
+        pin(timing_cores().get("judge"))
     request = command["request"]
     result = {"request_id": request.get("request_id", ""), "task_id": request.get("task", {}).get("id", ""),
               "candidate_id": request.get("candidate", {}).get("id", ""), "harness_seconds": seconds}
@@ -312,8 +315,7 @@ def runner_main(role: str, workdir: str, end, recorder, device: str, lock_fd: in
         if key_fd >= 0:
             tracing.start(workdir, key_fd, device)
         if device == "cuda":
-            pin(timing_cores().get(role))
-            warm_cuda(lock_fd, {})
+            warm_cuda(lock_fd, {})  # on any core: the timing cores are the running evaluation's
     except BaseException as exc:
         confine_error = exc
     os.close(lock_fd)  # no code served here holds the lock other evaluations wait on
@@ -321,6 +323,7 @@ def runner_main(role: str, workdir: str, end, recorder, device: str, lock_fd: in
     runner = candidate_runner.Runner(channel.Channel(end, spin=spin), workdir, device, recorder,
                                      tracing.Tracer(device), bindings, limited=role == "candidate")
     runner.granted, runner.confine_error = granted, confine_error
+    runner.core = timing_cores().get(role) if device == "cuda" else None  # taken at the first request
     candidate_runner.serve(runner)
     sys.stdout.flush()
     os._exit(0)
