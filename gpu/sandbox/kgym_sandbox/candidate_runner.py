@@ -11,7 +11,7 @@ import os
 import torch
 
 from . import channel as channel_mod
-from . import compare, cost_model, failures, integrity, isolation, numerics, packing, precision, program, shared_tensors
+from . import compare, cost_model, device_memory, failures, integrity, isolation, numerics, packing, precision, program, shared_tensors
 
 
 class Runner:
@@ -42,8 +42,7 @@ class Runner:
     def release(self, message, fds):
         """Gives the device what this process's caching allocator keeps but no tensor uses (the
         judge asks before timing: its own buffers for timing come next)."""
-        if self.device == "cuda":
-            torch.cuda.empty_cache()
+        device_memory.release(self.device)
         return {}
 
     def build(self, message, fds):

@@ -71,12 +71,15 @@ class RemoteCandidate:
         says so (the executor tries again)."""
         device_oom = self.device == "cuda" and failure.verdict in ("RESOURCE_LIMIT", "INTERNAL_ERROR") and \
             failures.out_of_device_memory(failure.message)
-        if failure.verdict == "INTERNAL_ERROR":  # believed only before candidate code exists
+        if self.trusted:
+            who = "the reference runner"
+        elif failure.verdict == "INTERNAL_ERROR":  # believed only before candidate code exists
             failure.own_memory = device_oom
             return failure
-        if not self.trusted and not (device_oom and not device_memory.candidate_exhausted()):
+        elif device_oom and not device_memory.candidate_exhausted():
+            who = "the candidate's process, holding less than its share,"
+        else:
             return failure
-        who = "the reference runner" if self.trusted else "the candidate's process, holding less than its share,"
         return failures.Failure("INTERNAL_ERROR", failure.phase, f"{who} failed ({failure.verdict}): {failure.message}",
                                 own_memory=device_oom)
 
