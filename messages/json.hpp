@@ -19,3 +19,13 @@ std::string from_json(const std::string& json, google::protobuf::Message* messag
 std::string merge_json(const std::string& base, const std::string& overlay, std::string* merged);
 
 }  // namespace kgym
+
+namespace kgym {
+
+// `from_json` for records read in bulk (a trace holds thousands): scalar, enum, nested and
+// repeated fields by their .proto or JSON names, no maps or well-known types. As strict as
+// `from_json` on what the tests name, and many times faster (Protobuf's JSON parser took
+// ~30 us a trace line on the H100's host: 0.1-0.25 s of an evaluation's answer).
+std::string from_json_record(const std::string& json, google::protobuf::Message* message);
+
+}  // namespace kgym

@@ -269,6 +269,23 @@ def get_inputs():
       << result.message();
 }
 
+// A task whose outputs change shape from one input set to the next cannot be compared or
+// timed in buffers of one shape: the task's fault, said so, never the candidate's.
+TEST(Shapes, OutputsThatChangeShapeAreTheTasksFault) {
+  if (test_device() == CUDA && !gpu_present())
+    GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
+  ExecRequest request = request_for("gelu_scale_residual", "correct_varying",
+                                    read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py")));
+  request.mutable_task()->set_source(request.task().source() + R"(
+def get_inputs():
+    rows = int(torch.randint(1, 64, (1,)))  # under the judge's seed: a new height per set
+    return [torch.randn(rows, dim)]
+)");
+  ExecResult result = evaluator().evaluate(request);
+  EXPECT_EQ(Verdict_Name(result.verdict()), "INTERNAL_ERROR") << summary_line(result);
+  EXPECT_NE(result.message().find("outputs change shape"), std::string::npos) << result.message();
+}
+
 // Coverage, on either device: CUPTI on the GPU, the CPU cost model on the CPU.
 TEST(Coverage, SeparatesFusedFromLazy) {
   if (test_device() == CUDA && !gpu_present())

@@ -53,6 +53,35 @@ TEST(Json, RejectsUnknownFieldsAndSaysWhich) {
   EXPECT_NE(error.find("speedupp"), std::string::npos) << error;
 }
 
+// The bulk reader of trace records reads what from_json reads, as strictly.
+TEST(Json, RecordReaderAgreesWithFromJson) {
+  const std::string line =
+      R"({"seq":35,"kernel":{"start_ns":1795491581053217631,"end_ns":"1795491581055920327","stream":7,)"
+      R"("device":0,"correlation":1,"grid":[32,32,1],"block":[128,1,1],"cbid":100430,"generated":true,)"
+      R"("name":"bias_relu_kernel","phase":"train","launcher":"/x/__triton_launcher.so"}})";
+  TraceRecord fast, slow;
+  ASSERT_EQ(from_json_record(line, &fast), "");
+  ASSERT_EQ(from_json(line, &slow), "");
+  EXPECT_EQ(fast.SerializeAsString(), slow.SerializeAsString());
+  EXPECT_EQ(fast.kernel().end_ns(), 1795491581055920327u);  // a 64-bit integer written as a string
+  EXPECT_EQ(fast.kernel().grid_size(), 3);
+  for (const char* bad : {R"({"seq":1,"phsae":"train"})", R"({"seq":"one"})", R"({"seq":-1})", R"([1,2])",
+                          R"({"seq":)"}) {
+    TraceRecord r;
+    EXPECT_NE(from_json_record(bad, &r), "") << bad;
+    EXPECT_NE(from_json(bad, &r), "") << bad;
+  }
+  for (const char* bad : {R"({"kernel":{"grid":7}})", R"({"kernel":{"generated":"yes"}})"}) {
+    TraceRecord r;  // Protobuf's parser lets these pass; a trace line never has them
+    EXPECT_NE(from_json_record(bad, &r), "") << bad;
+  }
+  ExecResult result;  // names by the JSON mapping too, enums by name
+  ASSERT_EQ(from_json_record(R"({"requestId":"r","verdict":"HACKED","speedup":1.5})", &result), "");
+  EXPECT_EQ(result.request_id(), "r");
+  EXPECT_EQ(result.verdict(), HACKED);
+  EXPECT_EQ(result.speedup(), 1.5);
+}
+
 TEST(TaskLoader, LoadsBuiltInTaskWithMetadata) {
   Task t = load_task(source_path("tasks/gelu_scale_residual"));
   EXPECT_EQ(t.id(), "gelu_scale_residual");

@@ -323,12 +323,15 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original) {
   } else {
     verdict_from_exit(exit_info, phase, &result);
   }
+  for (const auto& [step, seconds] : exit_info.seconds())
+    (*result.mutable_harness_seconds())[step] = seconds;
   if (exit_info.swept() > 0)
     add_evidence(&result, "leftover_processes",
                  std::to_string(exit_info.swept()) + " processes outlived the evaluation and were killed", "executor");
   // The trace is read here, outside the candidate's process, after it has exited, and only
   // its authenticated lines count (gpu/profiler/trace_check.hpp). On the CPU it holds the
   // phase calls only (the profile there comes from the interpreter's launch record).
+  const auto trace_started = clock_type::now();
   if (!exit_info.trace_key().empty()) {
     const bool cuda = request.device() == CUDA;
     const fs::path trace_file = workdir / "candidate" / "trace.jsonl";
@@ -348,6 +351,8 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original) {
       apply_profile_verdict(profile_of(trace), opts.no_hacking_check(), &result);
     if (!options_.trace_archive.empty())
       archive_trace(trace_file, exit_info.trace_key(), options_.trace_archive, request.request_id());
+    (*result.mutable_harness_seconds())["trace_check"] =
+        std::chrono::duration<double>(clock_type::now() - trace_started).count();
   }
   result.set_log(evaluation_log(workdir));
   std::error_code ignored;

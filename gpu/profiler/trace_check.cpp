@@ -1,6 +1,7 @@
 #include "gpu/profiler/trace_check.hpp"
 
 #include <fstream>
+#include <utility>
 
 #include "gpu/trace/trace_mac.hpp"
 #include "gpu/profiler/trace_profile.hpp"
@@ -47,7 +48,7 @@ checked_trace check_trace(const std::vector<std::string>& lines, const std::stri
       continue;
     }
     TraceRecord r;
-    if (!from_json(record, &r).empty()) {
+    if (!from_json_record(record, &r).empty()) {
       reject(trace, number, "authenticated, yet not a trace record");
       continue;
     }
@@ -63,7 +64,7 @@ checked_trace check_trace(const std::vector<std::string>& lines, const std::stri
       reject(trace, number, "records " + std::to_string(next) + " to " + std::to_string(r.seq() - 1) + " missing");
     next = r.seq() + 1;
     if (r.has_kernel())
-      trace.kernels.push_back(r.kernel());
+      trace.kernels.push_back(std::move(*r.mutable_kernel()));
     else if (r.what_case() == TraceRecord::kPhase) {
       trace.phase_calls.push_back(r.phase());
       trace.phase_at_ns.push_back(r.at_ns());

@@ -163,7 +163,7 @@ class ScriptedSide:
 class TimingPlan(unittest.TestCase):
     def test_batch_from_the_time_of_a_request(self):
         side = ScriptedSide(cost=0.0004, call=0.002)  # 2 ms a call: 25 calls make 50 ms
-        started = timing.start_plan(lambda x: x * 2, side, lambda: [torch.ones(4)], warmup=3)
+        started = timing.start_plan(lambda x: x * 2, side, [torch.ones(4)], warmup=3)
         self.assertEqual(side.requests, [(1, 3)])  # the warm-up: one request of three passes, sent
         planned = timing.plan(side, started, "cpu", reps=1000, new_inputs=None)
         self.assertEqual(side.finished, started["warming"])  # its answer taken before calibrating
@@ -178,12 +178,13 @@ class TimingPlan(unittest.TestCase):
         side, made = ScriptedSide(cost=0.0004, call=0.002), []
         old, timing.OVERLAP_MAX_BYTES = timing.OVERLAP_MAX_BYTES, 31
         try:
-            started = timing.start_plan(lambda x: x * 2, side, lambda: made.append(1) or [torch.ones(4)], warmup=3)
+            started = timing.start_plan(lambda x: x * 2, side, [torch.ones(4)], warmup=3)
+            self.assertFalse(timing.overlaps(started["set_bytes"]))
         finally:
             timing.OVERLAP_MAX_BYTES = old
-        self.assertEqual((side.requests, len(made)), ([], 1))  # 32 bytes: nothing sent in the load phase
+        self.assertEqual(side.requests, [])  # 32 bytes: nothing sent before the trials
         planned = timing.plan(side, started, "cpu", 1000, lambda: made.append(1) or [torch.ones(4)])
-        self.assertEqual(len(made), 2)  # fresh inputs for the warm-up, sent now
+        self.assertEqual(len(made), 1)  # fresh inputs for the warm-up, sent now
         self.assertEqual(side.requests, [(1, 3)] + [(1, 1)] * timing.CALIBRATION_REQUESTS)
         self.assertEqual((side.finished, planned["batch"]), (started["warming"], 21))
 

@@ -100,6 +100,20 @@ class Runner:
             answer["patched"] = integrity.patched(self.bindings)
         return answer
 
+    def warm(self, message, fds):
+        """An eval-mode call on input set 0 whose outputs are dropped, before the trials: this
+        process's first call (kernels loaded, library heuristics, Triton's compiles) while the
+        judge makes its own. Untraced: no phase is entered yet."""
+        self.model.train(False)
+        try:
+            with torch.no_grad():
+                self.model(*self.input_sets[0])
+            if self.device == "cuda":
+                torch.cuda.synchronize()
+        except BaseException as exc:
+            return self.refusal(failures.classify(exc), "forward (eval mode): " + failures.last_line(exc))
+        return {}
+
     def batch(self, message, fds):
         """A timed batch: k eval-mode calls back to back on input sets 0..k-1, each output
         copied into its slot, then one device-wide synchronisation; `passes` times over (the
@@ -193,7 +207,7 @@ class Runner:
 
 
 OPS = {"ping": Runner.ping, "build": Runner.build, "inputs": Runner.inputs_, "outputs": Runner.outputs,
-       "call": Runner.call, "batch": Runner.batch, "state": Runner.state, "profile": Runner.profile, "launches": Runner.launches, "release": Runner.release,
+       "call": Runner.call, "warm": Runner.warm, "batch": Runner.batch, "state": Runner.state, "profile": Runner.profile, "launches": Runner.launches, "release": Runner.release,
        "finish": Runner.finish}
 
 

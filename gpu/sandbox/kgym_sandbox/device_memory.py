@@ -17,13 +17,23 @@ CANDIDATE_SHARE = 0.5
 
 
 class Peak:
-    def __init__(self, device: str):
-        self.cuda, self.mb = device == "cuda", 0.0
+    """The most in use so far, kept in `result` (peak_device_memory_mb, device_memory_total_mb)."""
+
+    def __init__(self, device: str, result: dict):
+        self.cuda, self.result = device == "cuda", result
 
     def sample(self) -> None:
         if self.cuda:
             free, total = torch.cuda.mem_get_info()
-            self.mb = max(self.mb, (total - free) / (1 << 20))
+            self.result["peak_device_memory_mb"] = max(self.result.get("peak_device_memory_mb", 0.0),
+                                                       (total - free) / (1 << 20))
+            self.result["device_memory_total_mb"] = total / (1 << 20)
+
+
+def large(result: dict) -> bool:
+    """Whether an evaluation took more than CANDIDATE_SHARE of its device: the next one then
+    starts only once this one's processes are gone (their memory back)."""
+    return result.get("peak_device_memory_mb", 0.0) > CANDIDATE_SHARE * result.get("device_memory_total_mb", 0.0)
 
 
 def release(device: str) -> None:

@@ -14,7 +14,8 @@ import time
 
 import torch
 
-from . import compare, cost_model, device_memory, failures, local_candidate, numerics, precision, program, timing, tracking
+from . import (compare, cost_model, device_memory, failures, local_candidate, numerics, packing, precision, program,
+               timing, tracking)
 from .failures import Failure, failure_from  # noqa: F401  (callers catch evaluate.Failure)
 
 # A mirror of gpu/executor/eval_defaults.cpp, for callers that are not the executor (the
@@ -77,13 +78,17 @@ class Laps:
     """Parts of a phase in `seconds` (phase frames stay per phase: they set the executor's
     deadlines)."""
 
-    def __init__(self, seconds: dict):
-        self.seconds, self.since = seconds, time.perf_counter()
+    def __init__(self, seconds: dict, since: float = None):
+        self.seconds, self.since = seconds, since or time.perf_counter()
 
     def __call__(self, name: str) -> None:
         now = time.perf_counter()
         self.seconds[name] = self.seconds.get(name, 0.0) + now - self.since
         self.since = now
+
+    def skip(self) -> None:
+        """What ran since the last lap counted itself."""
+        self.since = time.perf_counter()
 
 
 def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_gpu=lambda: None,
@@ -157,31 +162,49 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     def new_inputs() -> list:
         return make_inputs(ref_mod, draw_seed(rng), device, dtype)
 
-    reference.eval()  # eval-mode calls leave BatchNorm and Dropout as built, for the trials below
-    planned = timing.start_plan(reference, timed_reference, new_inputs, int(opts["warmup_reps"]))
-    device_memory.release(device)
-    lap("load_plan")
     integrity(candidate.built(building), "load")
     lap("load_candidate")
     result["compiled"] = True
 
     enter("correctness")
-    previous, tracker, memory = {}, tracking.Tracker(), device_memory.Peak(device)
+    # The first calls of the judge's reference and of the candidate (kernels loaded, library
+    # heuristics, Triton's compiles) run at once, both in eval mode (BatchNorm and Dropout
+    # stay as built), on one fresh set: each process pays its first call, not one after the
+    # other. Not for large sets (timing.overlaps: the GPU's memory).
+    first = new_inputs()
+    warming = candidate.start_warm(first) if device == "cuda" and timing.overlaps(timing.tensor_bytes(first)) \
+        else None  # the CPU's interpreter has nothing to load or compile
+    reference.eval()
+    planned = timing.start_plan(reference, timed_reference, first, int(opts["warmup_reps"]))
+    first = None
+    device_memory.release(device)
+    lap("correctness_plan")
+    if warming:
+        candidate.finish_warm(warming)
+    lap("correctness_warm")
+    pattern = planned["expected"] if timing.overlaps(planned["set_bytes"]) else None
+    previous, tracker, memory = {}, tracking.Tracker(), device_memory.Peak(device, result)
     with torch.no_grad():
         for trial in range(trials):
             trial_seed = draw_seed(rng)
             for mode in ("train", "eval"):
                 # The reference follows the candidate's mode sequence from the same state, so
-                # BatchNorm's running statistics evolve alike; both calls get one RNG seed.
+                # BatchNorm's running statistics evolve alike; both calls get one RNG seed. The
+                # candidate's call runs while the judge computes the reference's (`pattern`: the
+                # outputs' shapes, for its buffers; one for every input set).
                 inputs = make_inputs(ref_mod, trial_seed, device, dtype)
                 candidate.fill(inputs, "correctness")
                 call_seed = draw_seed(rng)
+                calling = candidate.start_call(mode, call_seed, "correctness", pattern) if pattern else None
                 reference.train(mode == "train")
                 torch.manual_seed(call_seed)
                 expected = compare.flatten(reference(*inputs))
-                out, layout, aliases, patched = candidate.call(mode, call_seed, "correctness", expected)
+                if packing.flat_specs(expected) != packing.flat_specs(planned["expected"]):
+                    raise Failure("INTERNAL_ERROR", "correctness", "the task's outputs change shape from one "
+                                  "input set to the next; kgym compares and times them in buffers of one shape")
+                out, layout, aliases, patched = candidate.finish_call(calling) if calling else \
+                    candidate.call(mode, call_seed, "correctness", expected)
                 memory.sample()
-                result["peak_device_memory_mb"] = memory.mb
                 integrity(patched, "correctness")
                 if aliases:
                     hack(Failure("HACKED", "correctness", f"output aliases an input ({mode} mode)",
@@ -224,12 +247,15 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
                         "source": r["source"]} for r in result["launches"] if r["mode"] in silent]))
 
     enter("timing")
+    lap.skip()
     device_memory.release(device)  # the trials' inputs and outputs: timing's arenas come next
     quiet_gpu()
+    lap("timing_quiet")
     reference.eval()
     timed = timing.plan(timed_reference, planned, device, int(opts["timing_reps"]), new_inputs)
     result["timed_batch_calls"] = timed["batch"]
     timed_reference.load_state(reference)  # BatchNorm's running statistics as the trials left them
+    lap("timing_plan")
 
     def check_timed(call: int, expected: list, given: list) -> None:
         """A timed call's output against the reference's on the same inputs."""
@@ -246,8 +272,11 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
                                         int(opts["timing_reps"]), timed["batch"],
                                         float(opts["min_timed_s"]), device, seconds,
                                         lambda: rng.random() < TIMED_CHECK_SHARE)
+        lap.skip()  # time_interleaved counted its parts
+        reference_changed = timed_reference.finish()  # its process exits while the traced calls run
         if device == "cuda" and candidate.traced and int(opts["traced_reps"]) > 0:
             result["traced_rep_ms"] = timing.time_traced(candidate, new_inputs, int(opts["traced_reps"]))
+        lap("timing_traced")
     except Failure:
         raise
     except BaseException as exc:  # the judge's own (the candidate's come as Failures), but in process
@@ -258,12 +287,11 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     finally:  # also for a failed timing: the executor matches them to the trace's windows
         result["timed_batch_ms"] = list(getattr(candidate, "batch_ms", []))
         memory.sample()
-        result["peak_device_memory_mb"] = memory.mb
     changed = candidate.finish()
+    lap("timing_finish")
     if changed:  # its word, and its own kernels may use TF32 anyway: recorded, not ruled on
         result["evidence"].append({"kind": "numerics_changed", "detail": "; ".join(changed)[:500],
                                    "source": "candidate_process"})
-    reference_changed = timed_reference.finish()
     if reference_changed:
         raise Failure("INTERNAL_ERROR", "timing", "the reference runner's numerics flags moved: " +
                       "; ".join(reference_changed))

@@ -69,6 +69,18 @@ class LocalCandidate:
         except BaseException as exc:
             raise failures.failure_from(exc, phase, f"forward ({mode} mode)")
 
+    def start_warm(self, inputs: list) -> None:
+        return None  # in the judge's process: its first reference call warmed this one too
+
+    def finish_warm(self, pending) -> None:
+        pass
+
+    def start_call(self, mode: str, seed: int, phase: str, pattern: list) -> tuple:
+        return self.call(mode, seed, phase, pattern)
+
+    def finish_call(self, pending: tuple) -> tuple:
+        return pending
+
     def call(self, mode: str, seed: int, phase: str, expected: list) -> tuple:
         torch.manual_seed(seed)
         self.recorder.mode = mode

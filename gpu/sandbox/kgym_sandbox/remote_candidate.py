@@ -176,10 +176,27 @@ class RemoteCandidate:
 
     # -- calls ---------------------------------------------------------------------------
 
+    def start_warm(self, inputs: list) -> tuple:
+        """An eval-mode call on `inputs` whose outputs nobody reads, sent: the process's first
+        call (kernels loaded, Triton's compiles) runs while the judge makes its own first."""
+        self.fill(inputs, "correctness")
+        return self.post("correctness", {"op": "warm"})
+
+    def finish_warm(self, pending: tuple) -> None:
+        self.collect(pending)
+
     def call(self, mode: str, seed: int, phase: str, expected: list) -> tuple:
         """A correctness call: (outputs or None, message when their layout is wrong, aliases, patched)."""
-        self.expect(expected, phase)
-        answer = self.request(phase, {"op": "call", "mode": mode, "seed": seed})
+        return self.finish_call(self.start_call(mode, seed, phase, expected))
+
+    def start_call(self, mode: str, seed: int, phase: str, pattern: list) -> tuple:
+        """A correctness call, sent (`pattern`: tensors shaped like the outputs, for the buffers
+        they are copied into); `finish_call` takes its answer."""
+        self.expect(pattern, phase)
+        return self.post(phase, {"op": "call", "mode": mode, "seed": seed})
+
+    def finish_call(self, pending: tuple) -> tuple:
+        answer = self.collect(pending)
         if "wrong" in answer:
             return None, str(answer["wrong"])[:failures.MAX_MESSAGE_CHARS], False, []
         return self.slot_output(0), "", answer.get("aliases") is True, self.patched(answer)

@@ -68,26 +68,30 @@ CALIBRATION_REQUESTS = 5
 OVERLAP_MAX_BYTES = 1 << 30  # inputs and outputs of one set; above it, no warm-up during the trials
 
 
-def start_plan(reference, timed_reference, new_inputs, warmup: int) -> dict:
-    """The first half of `plan`, in the load phase: the reference's outputs for fresh inputs
-    (the pattern of the output buffers), and the reference runner's warm-up calls, sent
-    without waiting for them: a fresh process's first calls (kernels loaded, library
-    heuristics: ~0.3 s on an H100) then overlap the candidate's correctness trials. Not for
-    a set above OVERLAP_MAX_BYTES: the runner's buffers would crowd the trials' memory (at
-    KernelBench's level-1 sizes, enough for cuDNN to choose other algorithms in the
-    candidate's process than in the judge's), and the saving is small beside such a set's
-    evaluation; `plan` warms it up then."""
+def start_plan(reference, timed_reference, inputs: list, warmup: int) -> dict:
+    """The first half of `plan`, at the start of the trials: the reference's outputs for
+    `inputs` (fresh ones: the pattern of the output buffers), and the reference runner's
+    warm-up calls, sent without waiting for them: a fresh process's first calls (kernels
+    loaded, library heuristics: ~0.3 s on an H100) then overlap the candidate's correctness
+    trials. Not for a set above OVERLAP_MAX_BYTES (`overlaps`): the runner's buffers would
+    crowd the trials' memory (at KernelBench's level-1 sizes, enough for cuDNN to choose other
+    algorithms in the candidate's process than in the judge's), and the saving is small beside
+    such a set's evaluation; `plan` warms it up then."""
     with torch.no_grad():
-        inputs = new_inputs()
         expected = flat(reference(*inputs))
     set_bytes = tensor_bytes(inputs) + tensor_bytes(expected)
     started = {"expected": [t.to("meta") for t in expected], "set_bytes": set_bytes, "warmup": max(warmup, 1),
                "warming": None}
-    if set_bytes <= OVERLAP_MAX_BYTES:
+    if overlaps(set_bytes):
         warm_up(timed_reference, inputs, expected, started)
     # Shapes and dtypes only from here on (meta tensors): at KernelBench's sizes one output is
     # up to 8 GiB, and the trials come next.
     return started
+
+
+def overlaps(set_bytes: int) -> bool:
+    """Whether work of two processes on sets this large may run at once (the GPU's memory)."""
+    return set_bytes <= OVERLAP_MAX_BYTES
 
 
 def warm_up(timed_reference, inputs: list, expected: list, started: dict) -> None:
@@ -163,10 +167,8 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, re
             # workspaces are still held (at KernelBench's level-1 sizes the GPU ran out).
             side.release("timing")
             side.expect(expected, "timing", k)
-        refill()
-        for side in sides.values():  # one batch a side to warm up
-            side.timed_batch(k, raw=True)
-        one = single_calls(reference, clock)
+        # No warm-up batch: both processes ran the model before (the trials, the runner's
+        # warm-up), and a slow first batch falls among the quarter the IQM leaves out.
         spent["timing_warmup"] = time.perf_counter() - t0
         calls, batch = 0, 0
         while True:
@@ -190,6 +192,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, re
             if last:
                 break
         t0 = time.perf_counter()
+        one = single_calls(reference, clock)  # on the last batch's first set
         cost = request_cost(one, raw["ref"], k) if k > 1 else \
             request_cost(one, single_calls(reference, clock, passes=2), 2)
         spent["timing_warmup"] += time.perf_counter() - t0

@@ -354,12 +354,16 @@ def reap(pid: int, grace_s: float):
         time.sleep(0.005)
 
 
-def relay(pair: Pair, out_fd: int, keep: set) -> None:
-    """Forwards the judge's phase and result frames until it exits, then reports the exit
-    of both processes. Nothing of the candidate process reaches the executor but its exit."""
+def relay(pair: Pair, out_fd: int, keep: set) -> dict:
+    """Forwards the judge's phase frames and its one result, then reports the evaluation's exit
+    once the candidate process is gone (its trace complete, none of its code running) and
+    whatever it left is swept. Nothing of the candidate process reaches the executor but its
+    exit. The judge and the reference runner (kgym's own; nothing of the candidate's runs
+    there) may still be exiting then: a CUDA context takes ~0.1 s to go (H100), and they go
+    while the executor reads the trace. Returns the judge's result, if any."""
     reader = protocol.FrameReader(pair.result_r)
-    relayed, status, drain_until = 0, None, None
-    while True:
+    relayed, status, drain_until, result = 0, None, None, None
+    while result is None:
         ready, _, _ = select.select([pair.result_r], [], [], 0.05)
         lines = reader.read_available() if ready else []
         for line in lines or []:
@@ -372,6 +376,9 @@ def relay(pair: Pair, out_fd: int, keep: set) -> None:
                 continue
             if isinstance(frame, dict) and len(frame) == 1 and next(iter(frame)) in ("phase", "result"):
                 protocol.write_frame(out_fd, frame)
+                if "result" in frame:  # the judge's last word: it exits now
+                    result = frame["result"] if isinstance(frame["result"], dict) else {}
+                    break
         if status is None:
             done, status_word = os.waitpid(pair.judge_pid, os.WNOHANG)
             if done:
@@ -379,16 +386,42 @@ def relay(pair: Pair, out_fd: int, keep: set) -> None:
         if status is not None and (lines is None or not ready or time.monotonic() > drain_until):
             break
     os.close(pair.result_r)
-    # The candidate process ends when the judge's end of the channel closes; one that does
-    # not is killed.
+    from .evaluate import Laps
+    laps = Laps({})
+    # The candidate process ends when it is told to finish or the judge's end of its channel
+    # closes; one that does not is killed.
     candidate_status = reap(pair.candidate_pid, 1.0)
-    reap(pair.reference_pid, 1.0)
-    swept = sweep(keep)
+    laps("exit_candidate")
+    swept = sweep(keep | pair.pids)
+    laps("exit_sweep")
     code, sig = exit_status(status)
     candidate_code, candidate_sig = exit_status(candidate_status)
     protocol.write_frame(out_fd, {"exit": {"pid": pair.judge_pid, "exit_code": code, "signal": sig, "swept": swept,
                                            "trace_key": pair.trace_key, "candidate_exit_code": candidate_code,
-                                           "candidate_signal": candidate_sig}})
+                                           "candidate_signal": candidate_sig, "seconds": laps.seconds}})
+    return result
+
+
+class Exiting:
+    """kgym's own processes of finished evaluations that may still be exiting (the judge, the
+    reference runner), reaped before the next evaluation needs their GPU memory back."""
+
+    def __init__(self):
+        self.pids = set()
+
+    def add(self, pids) -> None:
+        self.pids |= set(pids)
+
+    def reap(self, wait: bool, pids: set = None) -> None:
+        """Collects those gone (of `pids`, default all); `wait`: every one, killing any still
+        there after 5 s."""
+        for pid in list(self.pids if pids is None else pids):
+            try:
+                done = reap(pid, 5.0) if wait else os.waitpid(pid, os.WNOHANG)[0]
+            except ChildProcessError:
+                done = True
+            if done or wait:
+                self.pids.discard(pid)
 
 
 def warm_up_cpu() -> None:
@@ -421,8 +454,8 @@ def main() -> None:
     started = time.perf_counter()
     import torch
     import triton
-    from . import (candidate_runner, compare, cost_model, evaluate, integrity, isolation,  # noqa: F401  (before fork)
-                   launches, remote_candidate, timing, tracing)
+    from . import (candidate_runner, compare, cost_model, device_memory, evaluate, integrity,  # noqa: F401  (before fork)
+                   isolation, launches, remote_candidate, timing, tracing)
     recorder = launches.install(interpreted=args.device == "cpu")
     if args.device == "cpu":
         warm_up_cpu()
@@ -433,7 +466,7 @@ def main() -> None:
     lock_fd, lock_path = tempfile.mkstemp(prefix="kgym-gpu-lock-")
     os.unlink(lock_path)  # children keep the open file; nobody else can reach it
     bindings = integrity.bindings(integrity.harness_modules())  # before any candidate exists
-    standby = None
+    standby, exiting, wait_for_exits = None, Exiting(), False
 
     def prepare(workdir: str) -> Pair:
         return Pair(workdir, args.device, recorder, lock_fd, out_fd, bindings)
@@ -446,6 +479,9 @@ def main() -> None:
         if standby is not None and standby.workdir != evaluation["workdir"]:
             standby.discard()
             standby = None
+        # After an evaluation that took most of the GPU, the next one starts once its processes
+        # are gone and their memory with them (device_memory.large).
+        exiting.reap(wait=wait_for_exits)
         current, standby = standby or prepare(evaluation["workdir"]), None
         start = {"request": evaluation["request"], "traced": current.traced}
         if not current.start(start):
@@ -455,9 +491,14 @@ def main() -> None:
         protocol.write_frame(out_fd, {"started": {"pid": current.judge_pid, "candidate_pid": current.candidate_pid}})
         if evaluation.get("next_workdir"):
             standby = prepare(evaluation["next_workdir"])
-        relay(current, out_fd, standby.pids if standby else set())
+        older = set(exiting.pids)  # exiting since before this evaluation: gone by now
+        exiting.add(current.pids - {current.candidate_pid})
+        result = relay(current, out_fd, (standby.pids if standby else set()) | exiting.pids)
+        wait_for_exits = device_memory.large(result or {})
+        exiting.reap(wait=True, pids=older)
     if standby is not None:
         standby.discard()
+    exiting.reap(wait=True)
 
 
 if __name__ == "__main__":
