@@ -204,12 +204,21 @@ sandbox_process::read_status sandbox_process::read_event(SandboxEvent* event, cl
 }
 
 void sandbox_process::stop() {
-  close_fd(to_child_);
+  close_fd(to_child_);  // end of its commands: it discards what it prepared and collects its children
   close_fd(from_child_);
   if (pid_ > 0) {
-    ::kill(-pid_, SIGKILL);
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
+    // A moment for that (orphans of a killed zygote would be left to init); then kill.
+    bool gone = false;
+    for (int waited_ms = 0; waited_ms < 3000; waited_ms += 10) {
+      if ((gone = ::waitpid(pid_, nullptr, WNOHANG) != 0))
+        break;
+      ::usleep(10000);
+    }
+    if (!gone) {
+      ::kill(-pid_, SIGKILL);
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
   }
   pid_ = -1;
 }
