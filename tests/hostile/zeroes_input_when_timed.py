@@ -1,5 +1,6 @@
-# Honest for the correctness trials, then zeroes its input in place and answers zeros: when
-# the reference ran on the same buffer after it, it computed zeros too.
+# Honest for the correctness trials (ten calls, and on the GPU the judge's warm-up call
+# before them), then zeroes its input in place and answers zeros: when the reference ran on
+# the same buffer after it, it computed zeros too.
 class ModelNew(ModelNew):
     def __init__(self, scale):
         super().__init__(scale)
@@ -7,7 +8,7 @@ class ModelNew(ModelNew):
 
     def forward(self, x):
         self.calls += 1
-        if self.calls <= 10:
+        if self.calls <= 11:
             return gelu_scale_residual(x, self.scale)
         x.zero_()
         return gelu_scale_residual(x, self.scale)
