@@ -15,6 +15,13 @@ inline void add_evidence(ExecResult* result, const std::string& kind, const std:
   e->set_source(source);
 }
 
+inline bool has_evidence(const ExecResult& result, const std::string& kind) {
+  for (const auto& e : result.evidence())
+    if (e.kind() == kind)
+      return true;
+  return false;
+}
+
 // A hacking finding ends the result's standing: HACKED counts as incorrect.
 inline void mark_hacked(ExecResult* result, const std::string& phase, const std::string& message) {
   result->set_verdict(HACKED);

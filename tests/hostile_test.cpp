@@ -99,6 +99,8 @@ const hostile_case cases[] = {
     // A candidate that takes the GPU's memory is charged with it; kgym's own shortage is not
     // (DeviceMemory below).
     {"hogs_device_memory", RESOURCE_LIMIT, "", true, 0, "gelu_scale_residual", "out of memory"},
+    // ... and one that only says so is charged too, after the executor's attempts.
+    {"fakes_out_of_memory", RESOURCE_LIMIT, "", false, 0, "gelu_scale_residual", "in all 3 attempts"},
     {"uniform_softmax", INCORRECT, "", false, 0, "softmax_rows", "", DR_KERNEL_TOLERANCES},
     {"expected_loss", INCORRECT, "", false, 0, "mse_loss", "does not follow the reference", DR_KERNEL_TOLERANCES},
 };

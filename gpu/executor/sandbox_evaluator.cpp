@@ -179,19 +179,31 @@ std::string sandbox_evaluator::ensure_zygote() {
 ExecResult sandbox_evaluator::evaluate(const ExecRequest& request) {
   const auto started = clock_type::now();
   ExecResult result;
+  bool candidates_every_time = true;  // each shortage met in the candidate's process
   for (int attempt = 1;; ++attempt) {
     result = evaluate_once(request);
     result.set_attempts(attempt);
+    candidates_every_time = candidates_every_time && has_evidence(result, "candidate_out_of_device_memory");
     if (!result.own_device_memory_exhausted() || attempt >= std::max(options_.own_memory_attempts, 1))
       break;
     spdlog::warn("request {}: kgym's own processes ran out of GPU memory ({}); evaluating again ({} of {})",
                  request.request_id(), result.message(), attempt + 1, options_.own_memory_attempts);
     std::this_thread::sleep_for(std::chrono::seconds(attempt));  // other work on the GPU may finish
   }
-  if (result.own_device_memory_exhausted())
+  if (result.own_device_memory_exhausted() && candidates_every_time) {
+    // A shortage that lasts through every attempt is the candidate's to answer for (a fake
+    // out-of-memory error lasts), even though its process held less than half of the GPU.
+    result.set_verdict(RESOURCE_LIMIT);
+    result.set_message("the candidate's process ran out of GPU memory in all " + std::to_string(result.attempts()) +
+                       " attempts, each time holding less than half of the GPU: " + result.message());
+  } else if (result.own_device_memory_exhausted()) {
     result.set_message("kgym's own processes ran out of GPU memory in " + std::to_string(result.attempts()) +
                        " attempts (not the candidate's doing; free the GPU or use a larger one): " + result.message());
+  }
   result.set_wall_s(std::chrono::duration<double>(clock_type::now() - started).count());
+  if (result.attempts() > 1)
+    spdlog::info("request {}: {} after {} attempts in {:.2f} s", request.request_id(), Verdict_Name(result.verdict()),
+                 result.attempts(), result.wall_s());
   return result;
 }
 

@@ -72,16 +72,19 @@ class RemoteCandidate:
         device_oom = self.device == "cuda" and failure.verdict in ("RESOURCE_LIMIT", "INTERNAL_ERROR") and \
             failures.out_of_device_memory(failure.message)
         if self.trusted:
-            who = "the reference runner"
-        elif failure.verdict == "INTERNAL_ERROR":  # believed only before candidate code exists
+            return failures.Failure("INTERNAL_ERROR", failure.phase, f"the reference runner failed ({failure.verdict}): "
+                                    f"{failure.message}", own_memory=device_oom)
+        if failure.verdict == "INTERNAL_ERROR":  # believed only before candidate code exists
             failure.own_memory = device_oom
             return failure
-        elif device_oom and not device_memory.candidate_exhausted():
-            who = "the candidate's process, holding less than its share,"
-        else:
-            return failure
-        return failures.Failure("INTERNAL_ERROR", failure.phase, f"{who} failed ({failure.verdict}): {failure.message}",
-                                own_memory=device_oom)
+        if device_oom and not device_memory.candidate_exhausted():
+            # Believed for a retry, not for good: the executor charges the candidate with a
+            # shortage its process meets in every attempt (a fake error meets it every time).
+            return failures.Failure("INTERNAL_ERROR", failure.phase, "the candidate's process, holding less than its "
+                                    f"share, failed ({failure.verdict}): {failure.message}",
+                                    [{"kind": "candidate_out_of_device_memory", "detail": failure.message[:200],
+                                      "source": "judge"}], own_memory=True)
+        return failure
 
     def forged(self, phase: str, detail: str) -> failures.Failure:
         return failures.Failure("HACKED", phase, "the candidate process sent what its runner never sends",
