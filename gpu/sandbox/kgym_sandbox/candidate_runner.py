@@ -35,8 +35,7 @@ class Runner:
         with what confinement granted, or why it failed."""
         if self.confine_error is not None:
             return self.refusal("INTERNAL_ERROR", f"candidate confinement failed: {self.confine_error!r}")
-        if self.core is not None:
-            os.sched_setaffinity(0, {self.core})
+        isolation.pin_to_core(self.core)
         return {"isolation": self.granted}
 
     def release(self, message, fds):

@@ -160,6 +160,12 @@ def _drop_privileges(granted: list, uid: int) -> None:
     granted.append(f"uid:{uid}")
 
 
+def pin_to_core(core) -> None:
+    """This process onto one core (zygote.timing_cores); None leaves it where it is."""
+    if core is not None:
+        os.sched_setaffinity(0, {core})
+
+
 def evaluation_limits(device: str, memory_limit_mb: int) -> dict:
     """The candidate process's resource limits (set_limits), set before its code loads."""
     with open("/proc/self/status") as f:

@@ -203,11 +203,6 @@ def timing_cores() -> dict:
     return dict(zip(("judge", "candidate", "reference"), cores)) if len(cores) == 3 else {}
 
 
-def pin(core) -> None:
-    if core is not None:
-        os.sched_setaffinity(0, {core})
-
-
 def wait_for_quiet_gpu(lock_fd: int) -> None:
     fcntl.lockf(lock_fd, fcntl.LOCK_EX)
     fcntl.lockf(lock_fd, fcntl.LOCK_UN)
@@ -254,7 +249,7 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
     if command is None:
         os._exit(0)
     if device == "cuda":  # only now: warming up there would slow the running evaluation's judge
-        pin(timing_cores().get("judge"))
+        isolation.pin_to_core(timing_cores().get("judge"))
     request = command["request"]
     result = {"request_id": request.get("request_id", ""), "task_id": request.get("task", {}).get("id", ""),
               "candidate_id": request.get("candidate", {}).get("id", ""), "harness_seconds": seconds}
