@@ -343,8 +343,8 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original) {
   // The trace is read here, outside the candidate's process, after it has exited, and only
   // its authenticated lines count (gpu/profiler/trace_check.hpp). On the CPU it holds the
   // phase calls only (the profile there comes from the interpreter's launch record).
-  const auto trace_started = clock_type::now();
   if (!exit_info.trace_key().empty()) {
+    const auto trace_started = clock_type::now();
     const bool cuda = request.device() == CUDA;
     const fs::path trace_file = workdir / "candidate" / "trace.jsonl";
     auto trace = read_checked_trace(trace_file.string(), exit_info.trace_key());

@@ -78,8 +78,8 @@ class Laps:
     """Parts of a phase in `seconds` (phase frames stay per phase: they set the executor's
     deadlines)."""
 
-    def __init__(self, seconds: dict, since: float = None):
-        self.seconds, self.since = seconds, since or time.perf_counter()
+    def __init__(self, seconds: dict):
+        self.seconds, self.since = seconds, time.perf_counter()
 
     def __call__(self, name: str) -> None:
         now = time.perf_counter()
