@@ -16,6 +16,7 @@ executor_options sandbox_options(const args& a, Device device) {
     exec.launch.cupti_library = cupti_library();
   if (device == CPU)
     exec.launch.trace_library = trace_library();
+  exec.extension_cache = extension_cache_dir();
   return exec;
 }
 

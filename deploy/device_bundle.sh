@@ -22,3 +22,6 @@ du -sh .debs/build
 # The API client's one dependency, for the GPU machine's Python 3.12 (it has no internet).
 python3 -m pip download -q --only-binary=:all: --python-version 3.12 --platform manylinux_2_28_x86_64 \
   -d .debs/wheels -r deploy/requirements-client.txt
+# ninja, for building candidates' CUDA extensions (the GPU machine's image may lack it).
+python3 -m pip download -q --only-binary=:all: --python-version 3.12 --platform manylinux_2_17_x86_64 \
+  -d .debs/wheels "$(grep '^ninja==' deploy/requirements-sandbox.txt)"

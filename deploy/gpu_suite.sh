@@ -17,6 +17,8 @@ if [ "$built_in" != "$PWD" ] && [ ! -e "$built_in" ]; then
   mkdir -p "$(dirname "$built_in")" && ln -s "$PWD" "$built_in"
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+# ninja builds candidates' CUDA extensions (deploy/requirements-sandbox.txt); the bundle carries it.
+python3 -c "import ninja" 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels ninja
 out=${OUT:-/tmp/kgym-gpu-suite}
 mkdir -p "$out"
 status=0

@@ -44,4 +44,13 @@ std::string cupti_library() { return built_library("KGYM_CUPTI_LIB", "libkgym_cu
 
 std::string trace_library() { return built_library("KGYM_TRACE_LIB", "libkgym_trace.so"); }
 
+std::string extension_cache_dir() {
+  if (const char* dir = std::getenv("KGYM_EXTENSION_CACHE"); dir && *dir)
+    return dir;
+  if (const char* cache = std::getenv("XDG_CACHE_HOME"); cache && *cache)
+    return (fs::path(cache) / "kgym" / "extensions").string();
+  const char* home = std::getenv("HOME");
+  return (fs::path(home && *home ? home : "/tmp") / ".cache" / "kgym" / "extensions").string();
+}
+
 }  // namespace kgym

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <iostream>
 #include <memory>
 
 #include "gpu/executor/sandbox_evaluator.hpp"
@@ -248,6 +249,57 @@ ModelNew = Checked
   ExecRequest fp32 = request_for("conv_bias_relu", "identity_fp32", identity + "WANTED = torch.float32\n");
   fp32.mutable_options()->set_no_hacking_check(true);
   EXPECT_EQ(Verdict_Name(evaluator().evaluate(fp32).verdict()), "OK");
+}
+
+// CUDA extensions (load_inline, KernelBench's answer format): built ahead of the evaluation
+// by kgym, in confined builders, into a cache only kgym writes; the candidate loads its own
+// copy. On the CPU they are a COMPILE_ERROR that says what to do.
+ExecResult evaluate_extension(const std::string& file, const std::string& id) {
+  return evaluator().evaluate(
+      request_for("gelu_scale_residual", id, read_text(source_path("tests/extensions/" + file + ".py"))));
+}
+
+double seconds_of(const ExecResult& r, const std::string& part) {
+  auto it = r.harness_seconds().find(part);
+  return it == r.harness_seconds().end() ? -1 : it->second;
+}
+
+TEST(Extensions, OnTheCpuAreACompileErrorThatSaysSo) {
+  if (test_device() != CPU)
+    GTEST_SKIP() << "the CPU's answer to a CUDA extension";
+  ExecResult r = evaluate_extension("gelu_fused", "cuda_on_cpu");
+  EXPECT_EQ(Verdict_Name(r.verdict()), "COMPILE_ERROR") << summary_line(r);
+  EXPECT_NE(r.message().find("--device cuda"), std::string::npos) << r.message();
+}
+
+TEST(Extensions, AreBuiltAheadCachedAndJudged) {
+  if (test_device() != CUDA || !gpu_present())
+    GTEST_SKIP() << "CUDA extensions: needs KGYM_TEST_DEVICE=cuda and a GPU";
+  ExecResult first = evaluate_extension("gelu_fused", "cuda_fused");
+  EXPECT_EQ(Verdict_Name(first.verdict()), "OK") << summary_line(first) << "\n" << first.log();
+  EXPECT_GT(seconds_of(first, "extension_compile"), 0.0) << "the first evaluation builds it";
+  ExecResult again = evaluate_extension("gelu_fused", "cuda_fused_again");
+  EXPECT_EQ(Verdict_Name(again.verdict()), "OK") << summary_line(again);
+  EXPECT_EQ(seconds_of(again, "extension_compile"), 0.0) << "the second finds it in the cache";
+  std::cout << "cuda_fused: built in " << seconds_of(first, "extension_compile") << " s, evaluation " << first.wall_s()
+            << " s; cached: evaluation " << again.wall_s() << " s, speedup " << again.speedup() << "\n";
+
+  ExecResult wrong = evaluate_extension("gelu_wrong", "cuda_wrong");
+  EXPECT_EQ(Verdict_Name(wrong.verdict()), "INCORRECT") << summary_line(wrong);
+
+  ExecResult plugin = evaluate_extension("refused_flags", "cuda_plugin");
+  EXPECT_EQ(Verdict_Name(plugin.verdict()), "COMPILE_ERROR") << summary_line(plugin);
+  EXPECT_NE(plugin.message().find("-fplugin"), std::string::npos) << plugin.message();
+
+  ExecResult changed = evaluate_extension("sources_change", "cuda_sources_change");
+  EXPECT_EQ(Verdict_Name(changed.verdict()), "COMPILE_ERROR") << summary_line(changed);
+  EXPECT_NE(changed.message().find("not built ahead"), std::string::npos) << changed.message();
+
+  ExecResult poison = evaluate_extension("poisons_cache", "cuda_poisons_cache");
+  EXPECT_EQ(Verdict_Name(poison.verdict()), "OK") << summary_line(poison);
+  ExecResult after = evaluate_extension("gelu_fused", "cuda_fused_after_poison");
+  EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after) << "\n" << after.log();
+  EXPECT_EQ(seconds_of(after, "extension_compile"), 0.0);
 }
 
 // kgym's own processes short of GPU memory (here: a task whose inputs cannot fit) is never

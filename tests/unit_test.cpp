@@ -474,14 +474,22 @@ TEST(TraceProfile, GeneratedKernelsMustBeNamedInTheCandidateSource) {
   ASSERT_FALSE(unmarked.empty());
   EXPECT_LT(profile_from_trace(forged).coverage(), 0.02);  // what it is worth after the check
   // Names count as whole identifiers, and C++ kernels by their demangled function name.
-  std::vector<KernelActivity> kernels(3);
+  // A template instance (a CUDA extension's "void scale_kernel<float, 4>(float*, int)") by
+  // its template's name, a namespaced one by its own.
+  std::vector<KernelActivity> kernels(5);
   kernels[0].set_name("add_kernel");
   kernels[1].set_name("_Z10add_kernelPfS_i");
   kernels[2].set_name("add_kernel2");
+  kernels[3].set_name("_Z12scale_kernelIfLi4EEvPT_i");
+  kernels[4].set_name("_ZN2ns9my_kernelEPf");
   for (auto& k : kernels)
     k.set_generated(true);
-  EXPECT_EQ(unmark_generated_not_in_source(kernels, "def add_kernel(x):"), std::vector<std::string>{"add_kernel2"});
+  EXPECT_EQ(unmark_generated_not_in_source(kernels, "def add_kernel(x):\n__global__ void scale_kernel(T* x, int n)\n"
+                                                    "namespace ns { __global__ void my_kernel(float* x) {} }"),
+            std::vector<std::string>{"add_kernel2"});
   EXPECT_TRUE(kernels[1].generated());
+  EXPECT_TRUE(kernels[3].generated());
+  EXPECT_TRUE(kernels[4].generated());
 }
 
 TEST(HttpMessage, ParsesWholeRequestsAndWaitsForTheRest) {

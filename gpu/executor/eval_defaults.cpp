@@ -49,6 +49,7 @@ EvalOptions with_defaults(EvalOptions o, Device device) {
   if (o.memory_limit_mb() <= 0) o.set_memory_limit_mb(cuda ? 16384 : 4096);
   if (o.min_timed_s() <= 0) o.set_min_timed_s(cuda ? 1.0 : 0.5);
   if (o.traced_reps() <= 0) o.set_traced_reps(5);
+  if (o.compile_timeout_s() <= 0) o.set_compile_timeout_s(600);
   return o;
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gpu/executor/sandbox_process.hpp"
 #include "messages/kgym.pb.h"
@@ -20,7 +21,14 @@ struct executor_options {
   // Evaluations of one request while kgym's own processes run out of GPU memory
   // (ExecResult.own_device_memory_exhausted): never the candidate's verdict.
   int own_memory_attempts = 3;
+  // Candidates' CUDA extensions, built ahead of their evaluation (empty: under work_root,
+  // gone with it).
+  std::string extension_cache;
 };
+
+// Whether a program may build CUDA extensions (torch.utils.cpp_extension): then its
+// load_inline calls are built before its evaluation.
+bool uses_extensions(const std::string& source);
 
 class sandbox_evaluator {
  public:
@@ -33,6 +41,9 @@ class sandbox_evaluator {
 
  private:
   ExecResult evaluate_once(const ExecRequest& request);
+  // The Build step: fills `keys` with the cache entries to hand the candidate; false when
+  // `result` is final (the candidate's COMPILE_ERROR, or kgym's failure).
+  bool build_extensions(const ExecRequest& request, std::vector<std::string>* keys, ExecResult* result);
   std::string ensure_zygote();
   std::string new_workdir();
   void forget_prepared();

@@ -144,6 +144,19 @@ std::string function_name(const std::string& symbol) {
     std::free(demangled);
   }
   name = name.substr(0, name.find('('));
+  // A template's arguments and a function's return type ("void scale<float, 4>") go too.
+  if (!name.empty() && name.back() == '>') {
+    int depth = 0;
+    for (size_t i = name.size(); i-- > 0;) {
+      depth += name[i] == '>' ? 1 : name[i] == '<' ? -1 : 0;
+      if (depth == 0) {
+        name.erase(i);
+        break;
+      }
+    }
+  }
+  if (auto space = name.rfind(' '); space != std::string::npos)
+    name = name.substr(space + 1);
   auto scope = name.rfind("::");
   return scope == std::string::npos ? name : name.substr(scope + 2);
 }

@@ -397,5 +397,77 @@ class JudgeInProcess(unittest.TestCase):
         self.assertIn("trial 0 (eval mode)", result["message"])
 
 
+class Extensions(unittest.TestCase):
+    """load_inline's calls as kgym builds them: the spec, the flags let through, the key."""
+
+    def spec(self, *args, **kwargs):
+        from kgym_sandbox import extensions
+        return extensions.spec_of(args, kwargs)
+
+    def test_positional_and_keyword_calls_give_one_spec(self):
+        a = self.spec("ext", "int f();", "__global__ void k() {}", None, ["f"], [""], ["-O3", ""], verbose=True)
+        b = self.spec(name="ext", cpp_sources=["int f();"], cuda_sources="__global__ void k() {}", functions="f",
+                      extra_cflags=[], extra_cuda_cflags=["-O3"], build_directory="/anywhere")
+        self.assertEqual(a, b)
+        self.assertEqual(a, {"name": "ext", "cpp_sources": ["int f();"], "cuda_sources": ["__global__ void k() {}"],
+                             "functions": ["f"], "extra_cflags": [], "extra_cuda_cflags": ["-O3"],
+                             "extra_ldflags": [], "with_cuda": None, "with_pytorch_error_handling": True})
+
+    def test_what_kgym_does_not_build_is_refused_with_a_reason(self):
+        from kgym_sandbox import extensions
+        for kwargs, words in (({"extra_include_paths": ["/etc"]}, "extra_include_paths"),
+                              ({"is_python_module": False}, "Python modules only"),
+                              ({"sources": ["a.cu"]}, "unexpected argument 'sources'")):
+            with self.assertRaises(extensions.ExtensionError) as caught:
+                self.spec("ext", "int f();", **kwargs)
+            self.assertIn(words, str(caught.exception))
+        with self.assertRaises(extensions.ExtensionError):
+            self.spec("not an identifier", "int f();")
+
+    def test_flags_outside_the_allowlist_are_named(self):
+        from kgym_sandbox import extensions
+        spec = self.spec("ext", "", extra_cflags=["-O3 -std=c++17", "-DBLOCK=256"],
+                         extra_cuda_cflags=["--use_fast_math", "-Xptxas", "-v", "-Xcompiler", "-fplugin=/tmp/p.so",
+                                            "-gencode=arch=compute_90a,code=sm_90a", "-ccbin=/tmp/cc"],
+                         extra_ldflags=["-lcublas", "-L/usr/local/cuda/lib64", "-Wl,-rpath,/tmp"])
+        self.assertEqual(extensions.refused_flags(spec), ["extra_cuda_cflags: -fplugin=/tmp/p.so",
+                                                          "extra_cuda_cflags: -ccbin=/tmp/cc",
+                                                          "extra_ldflags: -Wl,-rpath,/tmp"])
+
+    def test_the_key_follows_every_source_flag_and_the_toolchain(self):
+        from kgym_sandbox import extensions
+        base = self.spec("ext", "int f();", "__global__ void k() {}", functions=["f"])
+        tools = {"torch": "2.11.0", "cuda": "13.0", "arch": "9.0"}
+        key = extensions.key_of(base, tools)
+        self.assertEqual(len(key), 40)
+        self.assertEqual(key, extensions.key_of(dict(reversed(list(base.items()))), dict(tools)))  # order-free
+        for changed in ({**base, "cuda_sources": ["__global__ void k() { }"]}, {**base, "extra_cuda_cflags": ["-O3"]},
+                        {**base, "name": "ext2"}):
+            self.assertNotEqual(extensions.key_of(changed, tools), key)
+        self.assertNotEqual(extensions.key_of(base, {**tools, "arch": "8.0"}), key)
+
+    def test_calls_into_a_built_library_are_reported_by_name(self):
+        import math
+        from kgym_sandbox import extensions
+        calls = []
+        proxy = extensions.counted(math, calls.append)  # a built-in module stands in for a built one
+        self.assertEqual(proxy.sqrt(16.0), 4.0)
+        self.assertEqual(proxy.pi, math.pi)
+        proxy.floor(2.5)
+        self.assertEqual(calls, ["sqrt", "floor"])
+
+    def test_a_cpu_evaluation_refuses_load_inline_with_what_to_do(self):
+        import torch.utils.cpp_extension as cpp_extension
+        from kgym_sandbox import extensions
+        saved = cpp_extension.load_inline, cpp_extension.load
+        try:
+            extensions.install_loader("/nonexistent", "cpu")
+            with self.assertRaises(extensions.ExtensionError) as caught:
+                cpp_extension.load_inline("ext", "int f();")
+            self.assertIn("--device cuda", str(caught.exception))
+        finally:
+            cpp_extension.load_inline, cpp_extension.load = saved
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -11,7 +11,7 @@ import os
 import torch
 
 from . import channel as channel_mod
-from . import compare, cost_model, device_memory, failures, integrity, isolation, numerics, packing, precision, program, shared_tensors
+from . import compare, cost_model, device_memory, extensions, failures, integrity, isolation, numerics, packing, precision, program, shared_tensors
 
 
 class Runner:
@@ -51,6 +51,8 @@ class Runner:
             limits = isolation.evaluation_limits(self.device, int(message.get("memory_limit_mb") or 4096))
             self.granted += isolation.set_limits(limits)
         self.recorder.candidate_file = os.path.join(self.workdir, "kgym_candidate.py")
+        extensions.install_loader(os.path.join(self.workdir, "extensions"), self.device,  # built ahead, by kgym
+                                  self.recorder.note_call)
         try:
             module = program.load_program(self.recorder.candidate_file, "kgym_candidate", str(message["source"]),
                                           dict(message.get("overrides") or {}))

@@ -34,6 +34,14 @@ class LaunchRecorder:
             self.names[self.mode].add(code.co_name)
         return True
 
+    def note_call(self, name: str) -> None:
+        """A call into one of the candidate's CUDA extensions (extensions.install_loader):
+        counted as a launch of its own kernel, as a Triton launch is; on the GPU the CUPTI
+        trace then says whether a kernel of that library really ran."""
+        if self.mode is not None:
+            self.counts[self.mode] += 1
+            self.names[self.mode].add(name)
+
     def records(self) -> list:
         return [{"mode": mode, "generated_launches": self.counts[mode],
                  "kernel_names": sorted(self.names[mode]), "source": self.source}

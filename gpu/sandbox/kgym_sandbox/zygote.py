@@ -208,6 +208,17 @@ def wait_for_quiet_gpu(lock_fd: int) -> None:
     fcntl.lockf(lock_fd, fcntl.LOCK_UN)
 
 
+def build_extensions(build: dict, arch: str) -> dict:
+    """SandboxEvent.Built for a Build command; whatever the candidate's code did to the
+    builders, the answer comes (main sweeps what they left)."""
+    from . import extension_build, isolation
+    try:
+        return extension_build.build(build["source"], build["workdir"], build["cache_dir"], arch,
+                                     float(build.get("timeout_s") or 600), isolation.NOBODY)
+    except Exception as exc:  # kgym's own failure: said as such
+        return {"extensions": [], "error": f"kgym could not build the extensions: {exc!r}", "seconds": 0.0}
+
+
 def read_command(fd: int):
     data = b""
     while not data.endswith(b"\n"):
@@ -450,7 +461,7 @@ def main() -> None:
     import torch
     import triton
     from . import (candidate_runner, compare, cost_model, device_memory, evaluate, integrity,  # noqa: F401  (before fork)
-                   isolation, launches, remote_candidate, timing, tracing)
+                   extension_build, isolation, launches, remote_candidate, timing, tracing)
     recorder = launches.install(interpreted=args.device == "cpu")
     if args.device == "cpu":
         warm_up_cpu()
@@ -466,10 +477,17 @@ def main() -> None:
     def prepare(workdir: str) -> Pair:
         return Pair(workdir, args.device, recorder, lock_fd, out_fd, bindings)
 
+    arch = None  # the GPU's, asked once (extension_build.device_arch)
     for line in sys.stdin:
         command = json.loads(line)
         if "shutdown" in command:
             break
+        if "build" in command:
+            arch = arch or extension_build.device_arch()
+            built = build_extensions(command["build"], arch)
+            sweep((standby.pids if standby else set()) | exiting.pids)  # what the recorder or a build left
+            protocol.write_frame(out_fd, {"built": built})
+            continue
         evaluation = command["evaluate"]
         if standby is not None and standby.workdir != evaluation["workdir"]:
             standby.discard()
@@ -478,6 +496,9 @@ def main() -> None:
         # are gone and their memory with them (device_memory.large).
         exiting.reap(wait=wait_for_exits)
         current, standby = standby or prepare(evaluation["workdir"]), None
+        if evaluation.get("extension_keys"):
+            extension_build.copy_built(evaluation["extension_cache"], evaluation["extension_keys"],
+                                       os.path.join(evaluation["workdir"], "candidate"))
         start = {"request": evaluation["request"], "traced": current.traced}
         if not current.start(start):
             current.discard()  # the prepared judge died: make a fresh pair
