@@ -2,32 +2,115 @@
 
 #include <caf/all.hpp>
 
+#include "pipeline/paths.hpp"
+
+#include <algorithm>
 #include <chrono>
 #include <memory>
+#include <vector>
 
 namespace kgym {
 
 namespace {
 
-struct gpu_executor_state {
+struct evaluation_worker_state {
   std::unique_ptr<sandbox_evaluator> evaluator;
+  static inline const char* name = "evaluation_worker";
+};
+
+evaluation_worker_actor::behavior_type evaluation_worker(
+    evaluation_worker_actor::stateful_pointer<evaluation_worker_state> self, executor_options options) {
+  self->state.evaluator = std::make_unique<sandbox_evaluator>(std::move(options));
+  return {
+      [self](const ExecRequest& request, const SandboxEvent::Built& built) -> ExecResult {
+        return self->state.evaluator->evaluate(request, &built);
+      },
+  };
+}
+
+struct build_worker_state {
+  std::unique_ptr<extension_builder> builder;
+  static inline const char* name = "build_worker";
+};
+
+build_worker_actor::behavior_type build_worker(build_worker_actor::stateful_pointer<build_worker_state> self,
+                                               sandbox_launch launch, std::string cache_dir, std::string work_root) {
+  self->state.builder = std::make_unique<extension_builder>(std::move(launch), std::move(cache_dir),
+                                                            std::move(work_root));
+  return {
+      [self](const ExecRequest& request) -> SandboxEvent::Built { return self->state.builder->build(request); },
+  };
+}
+
+struct gpu_executor_state {
   Device device = CPU;
+  evaluation_worker_actor evaluation;
+  std::vector<build_worker_actor> builders;
+  std::vector<int> building;  // requests in each build worker
   static inline const char* name = "gpu_executor";
 };
+
+ExecResult worker_failed(const ExecRequest& request, const std::string& what) {
+  ExecResult r;
+  r.set_request_id(request.request_id());
+  r.set_task_id(request.task().id());
+  r.set_candidate_id(request.candidate().id());
+  r.set_verdict(INTERNAL_ERROR);
+  r.set_message(what);
+  return r;
+}
 
 gpu_executor_actor::behavior_type gpu_executor_impl(
     gpu_executor_actor::stateful_pointer<gpu_executor_state> self, executor_options options) {
   self->state.device = options.launch.device;
-  self->state.evaluator = std::make_unique<sandbox_evaluator>(std::move(options));
+  if (options.extension_cache.empty())
+    options.extension_cache = extension_cache_dir();  // one cache for the builders and the evaluator
+  if (options.launch.device == CUDA) {
+    for (int i = 0; i < executor_build_workers; ++i) {
+      self->state.builders.push_back(self->system().spawn<caf::detached>(
+          build_worker, options.launch, options.extension_cache, options.work_root));
+      self->state.building.push_back(0);
+    }
+  }
+  self->state.evaluation = self->system().spawn<caf::detached>(evaluation_worker, std::move(options));
   return {
-      [self](ExecRequest request) -> ExecResult {
+      [self](ExecRequest request) -> caf::typed_response_promise<ExecResult> {
         // The executor decides where a request runs: a request placed from elsewhere (a
         // scheduler serving several kinds of node) runs on this executor's device, and task
         // sizes meant for the CPU do not apply on a GPU.
         request.set_device(self->state.device);
         if (self->state.device == CUDA)
           request.mutable_options()->set_apply_cpu_sizes(false);
-        return self->state.evaluator->evaluate(request);
+        auto promise = self->make_response_promise<ExecResult>();
+        auto evaluate = [self, promise](const ExecRequest& request, const SandboxEvent::Built& built) mutable {
+          self->request(self->state.evaluation, caf::infinite, request, built)
+              .then([promise](ExecResult& result) mutable { promise.deliver(std::move(result)); },
+                    [self, promise, request](caf::error& error) mutable {
+                      promise.deliver(worker_failed(request, "the evaluation failed: " + self->system().render(error)));
+                    });
+        };
+        if (self->state.builders.empty() || !uses_extensions(request.candidate().source())) {
+          evaluate(request, SandboxEvent::Built{});
+          return promise;
+        }
+        auto& building = self->state.building;
+        const size_t worker = std::min_element(building.begin(), building.end()) - building.begin();
+        ++building[worker];
+        self->request(self->state.builders[worker], caf::infinite, request)
+            .then(
+                [self, worker, request, promise, evaluate](SandboxEvent::Built& built) mutable {
+                  --self->state.building[worker];
+                  ExecResult failed = build_failure(request, built);
+                  if (failed.verdict() != VERDICT_UNSPECIFIED)
+                    promise.deliver(std::move(failed));
+                  else
+                    evaluate(request, built);
+                },
+                [self, worker, request, promise](caf::error& error) mutable {
+                  --self->state.building[worker];
+                  promise.deliver(worker_failed(request, "the extension build failed: " + self->system().render(error)));
+                });
+        return promise;
       },
   };
 }
@@ -53,7 +136,7 @@ gpu_executor_actor::behavior_type null_executor(gpu_executor_actor::pointer) {
 gpu_executor_actor spawn_null_executor(caf::actor_system& system) { return system.spawn(null_executor); }
 
 gpu_executor_actor spawn_gpu_executor(caf::actor_system& system, executor_options options) {
-  return system.spawn<caf::detached>(gpu_executor_impl, std::move(options));
+  return system.spawn(gpu_executor_impl, std::move(options));
 }
 
 }  // namespace kgym

@@ -1,5 +1,7 @@
 // gpu_executor: one device, one evaluation at a time. It supervises the sandbox and always
-// answers an ExecRequest with an ExecResult, whatever the candidate does.
+// answers an ExecRequest with an ExecResult, whatever the candidate does. A candidate with
+// CUDA extensions (load_inline) is built first by one of its build workers, on CPU cores,
+// while the device evaluates others; the scheduler sends such requests ahead.
 #pragma once
 
 #include <caf/actor_system.hpp>
@@ -14,7 +16,16 @@ namespace kgym {
 
 using gpu_executor_actor = caf::typed_actor<caf::replies_to<ExecRequest>::with<ExecResult>>;
 
-// Spawned detached: an evaluation blocks for seconds and must not hold a scheduler thread.
+// The executor's workers (detached, each blocking in its own thread): the device's one
+// evaluation at a time, given what was built for the candidate; and a build of a candidate's
+// extensions (several of these work at once).
+using evaluation_worker_actor =
+    caf::typed_actor<caf::replies_to<ExecRequest, SandboxEvent::Built>::with<ExecResult>>;
+using build_worker_actor = caf::typed_actor<caf::replies_to<ExecRequest>::with<SandboxEvent::Built>>;
+
+// How many candidates' extensions an executor builds at once (each a builder process).
+constexpr int executor_build_workers = 2;
+
 gpu_executor_actor spawn_gpu_executor(caf::actor_system& system, executor_options options);
 
 // For measuring the control plane only: answers at once without running anything (OK,

@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <unordered_map>
@@ -34,13 +35,15 @@ struct pending {
   std::string key;
 };
 
+// Requests an executor may hold beyond the one it evaluates, while it builds their CUDA
+// extensions on other cores (actors/gpu_executor.hpp): its build workers stay fed.
+constexpr size_t build_ahead = 2 * executor_build_workers;
+
 struct executor_entry {
   gpu_executor_actor handle;
   std::string name;
-  bool busy = false;
   bool leaving = false;
-  uint64_t job_token = 0;  // which dispatch its work in flight belongs to
-  pending job;
+  std::map<uint64_t, pending> in_flight;  // by dispatch token, in dispatch order
   std::vector<caf::typed_response_promise<caf::ok_atom>> drained;  // leave requests waiting
 };
 
@@ -73,13 +76,11 @@ void lose(self_ptr self, const caf::actor_addr& addr, const std::string& why) {
   auto it = self->state.executors.find(addr);
   if (it == self->state.executors.end())
     return;
-  if (it->second.busy) {
-    spdlog::warn("executor {} lost ({}): request {} placed again", it->second.name, why,
-                 it->second.job.request.request_id());
-    self->state.queue.push_front(std::move(it->second.job));
-  } else {
-    spdlog::warn("executor {} lost ({})", it->second.name, why);
-  }
+  auto& in_flight = it->second.in_flight;
+  spdlog::warn("executor {} lost ({}){}", it->second.name, why,
+               in_flight.empty() ? "" : ": " + std::to_string(in_flight.size()) + " request(s) placed again");
+  for (auto job = in_flight.rbegin(); job != in_flight.rend(); ++job)
+    self->state.queue.push_front(std::move(job->second));
   for (auto& p : it->second.drained)
     p.deliver(caf::ok_atom::value);
   self->state.executors.erase(it);
@@ -88,16 +89,16 @@ void lose(self_ptr self, const caf::actor_addr& addr, const std::string& why) {
 
 void finish(self_ptr self, const caf::actor_addr& addr, uint64_t token, ExecResult result) {
   auto it = self->state.executors.find(addr);
-  if (it == self->state.executors.end() || !it->second.busy || it->second.job_token != token)
+  if (it == self->state.executors.end() || !it->second.in_flight.count(token))
     return;  // already placed again after a loss
   auto& e = it->second;
-  e.busy = false;
-  std::string key = e.job.key;
+  std::string key = e.in_flight[token].key;
+  e.in_flight.erase(token);
   result.set_executor(e.name);
   if (self->state.use_cache && result.verdict() != INTERNAL_ERROR)
     self->state.cache[key] = result;
   deliver(self, key, result);
-  if (e.leaving) {
+  if (e.leaving && e.in_flight.empty()) {
     for (auto& p : e.drained)
       p.deliver(caf::ok_atom::value);
     self->state.executors.erase(it);
@@ -105,36 +106,54 @@ void finish(self_ptr self, const caf::actor_addr& addr, uint64_t token, ExecResu
   dispatch(self);
 }
 
-void dispatch(self_ptr self) {
+// The next queued request for an executor: any, when it has nothing in flight; else (and
+// only `ahead`) one that builds CUDA extensions first, while it has room to build ahead.
+// queue.end(): none.
+std::deque<pending>::iterator next_for(self_ptr self, const executor_entry& e, bool ahead) {
+  auto& queue = self->state.queue;
+  if (e.leaving || e.in_flight.size() > build_ahead)
+    return queue.end();
+  if (e.in_flight.empty())
+    return queue.begin();
+  if (!ahead)
+    return queue.end();
+  return std::find_if(queue.begin(), queue.end(),
+                      [](const pending& p) { return uses_extensions(p.request.candidate().source()); });
+}
+
+void place(self_ptr self, bool ahead) {
   for (auto& [addr, e] : self->state.executors) {
-    if (self->state.queue.empty())
-      return;
-    if (e.busy || e.leaving)
-      continue;
-    e.busy = true;
-    e.job = std::move(self->state.queue.front());
-    self->state.queue.pop_front();
-    e.job_token = ++self->state.next_token;
-    auto a = addr;
-    auto token = e.job_token;
-    self->request(e.handle, caf::infinite, e.job.request)
-        .then([self, a, token](ExecResult& result) { finish(self, a, token, std::move(result)); },
-              [self, a, token](caf::error& error) {
-                auto it = self->state.executors.find(a);
-                if (it == self->state.executors.end() || it->second.job_token != token)
-                  return;
-                if (error == caf::sec::request_receiver_down || error == caf::sec::remote_linking_failed) {
-                  lose(self, a, self->system().render(error));
-                  return;
-                }
-                ExecResult failed;
-                failed.set_verdict(INTERNAL_ERROR);
-                failed.set_task_id(it->second.job.request.task().id());
-                failed.set_candidate_id(it->second.job.request.candidate().id());
-                failed.set_message("the executor failed: " + self->system().render(error));
-                finish(self, a, token, failed);
-              });
+    for (auto next = next_for(self, e, ahead); next != self->state.queue.end(); next = next_for(self, e, ahead)) {
+      auto token = ++self->state.next_token;
+      auto& job = e.in_flight[token] = std::move(*next);
+      self->state.queue.erase(next);
+      auto a = addr;
+      self->request(e.handle, caf::infinite, job.request)
+          .then([self, a, token](ExecResult& result) { finish(self, a, token, std::move(result)); },
+                [self, a, token](caf::error& error) {
+                  auto it = self->state.executors.find(a);
+                  if (it == self->state.executors.end() || !it->second.in_flight.count(token))
+                    return;
+                  if (error == caf::sec::request_receiver_down || error == caf::sec::remote_linking_failed) {
+                    lose(self, a, self->system().render(error));
+                    return;
+                  }
+                  const auto& request = it->second.in_flight[token].request;
+                  ExecResult failed;
+                  failed.set_verdict(INTERNAL_ERROR);
+                  failed.set_task_id(request.task().id());
+                  failed.set_candidate_id(request.candidate().id());
+                  failed.set_message("the executor failed: " + self->system().render(error));
+                  finish(self, a, token, failed);
+                });
+    }
   }
+}
+
+// Idle executors first, then builds ahead on busy ones.
+void dispatch(self_ptr self) {
+  place(self, false);
+  place(self, true);
 }
 
 void join(self_ptr self, const std::string& name, const caf::strong_actor_ptr& ptr) {
@@ -185,7 +204,7 @@ scheduler_actor::behavior_type scheduler_impl(self_ptr self, std::vector<gpu_exe
       [self](leave_atom, const caf::strong_actor_ptr& executor) -> caf::typed_response_promise<caf::ok_atom> {
         auto p = self->make_response_promise<caf::ok_atom>();
         auto it = self->state.executors.find(caf::actor_cast<caf::actor_addr>(executor));
-        if (it == self->state.executors.end() || !it->second.busy) {
+        if (it == self->state.executors.end() || it->second.in_flight.empty()) {
           if (it != self->state.executors.end())
             self->state.executors.erase(it);
           p.deliver(caf::ok_atom::value);

@@ -4,8 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <deque>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
 
 #include "messages/openai_wire.pb.h"
 #include "pipeline/http_client.hpp"
@@ -279,6 +283,74 @@ TEST(CafTypes, ProtobufMessagesSurviveCafSerialization) {
   ASSERT_FALSE(source(back));
   EXPECT_EQ(back.request_id(), "abc");
   EXPECT_EQ(back.task().source(), "class Model: pass");
+}
+
+// An executor that answers each request 300 ms after it arrived, in arrival order, and
+// records the order requests reached it.
+using answer_atom = caf::atom_constant<caf::atom("answer")>;
+
+struct slow_executor_state {
+  std::deque<std::pair<caf::response_promise, std::string>> waiting;
+};
+
+caf::behavior slow_executor(caf::stateful_actor<slow_executor_state>* self,
+                            std::shared_ptr<std::vector<std::string>> seen, std::shared_ptr<std::mutex> lock) {
+  return {
+      [=](const ExecRequest& request) -> caf::response_promise {
+        {
+          std::lock_guard<std::mutex> guard(*lock);
+          seen->push_back(request.request_id());
+        }
+        self->state.waiting.emplace_back(self->make_response_promise(), request.request_id());
+        self->delayed_send(self, std::chrono::milliseconds(300), answer_atom::value);
+        return self->state.waiting.back().first;
+      },
+      [=](answer_atom) {
+        auto [promise, id] = std::move(self->state.waiting.front());
+        self->state.waiting.pop_front();
+        ExecResult r;
+        r.set_request_id(id);
+        r.set_verdict(OK);
+        promise.deliver(r);
+      },
+  };
+}
+
+// A request that builds CUDA extensions goes to a busy executor ahead of its turn (its build
+// workers compile while the device evaluates); other requests wait for an idle one.
+TEST(Scheduler, SendsRequestsWithExtensionsAheadToBuild) {
+  caf::actor_system_config cfg;
+  add_message_types(cfg);
+  caf::actor_system system{cfg};
+  auto seen = std::make_shared<std::vector<std::string>>();
+  auto lock = std::make_shared<std::mutex>();
+  auto executor = caf::actor_cast<gpu_executor_actor>(system.spawn(slow_executor, seen, lock));
+  auto scheduler = spawn_scheduler(system, {executor}, scheduler_options{false, {}});
+  caf::scoped_actor self{system};
+  const std::string plain = "class ModelNew: pass";
+  const std::string cuda = "from torch.utils.cpp_extension import load_inline\nclass ModelNew: pass";
+  std::vector<std::pair<std::string, std::string>> sent = {{"plain0", plain}, {"plain1", plain}, {"cuda2", cuda},
+                                                           {"cuda3", cuda}};
+  for (const auto& [id, source] : sent) {
+    ExecRequest request;
+    request.set_request_id(id);
+    request.mutable_candidate()->set_source(source + "  # " + id);
+    self->send(scheduler, request);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  {
+    std::lock_guard<std::mutex> guard(*lock);
+    EXPECT_EQ(*seen, (std::vector<std::string>{"plain0", "cuda2", "cuda3"}));
+  }
+  std::set<std::string> answered;
+  for (size_t i = 0; i < sent.size(); ++i)
+    self->receive([&](const ExecResult& r) { answered.insert(r.request_id()); },
+                  caf::after(std::chrono::seconds(10)) >> [&] { FAIL() << "no answer"; });
+  EXPECT_EQ(answered.size(), sent.size());
+  std::lock_guard<std::mutex> guard(*lock);
+  EXPECT_EQ(seen->back(), "plain1");  // placed once the executor was idle again
+  self->send_exit(scheduler, caf::exit_reason::user_shutdown);
+  self->send_exit(executor, caf::exit_reason::user_shutdown);
 }
 
 KernelActivity kernel(const char* name, const char* phase, bool generated, uint64_t start, uint64_t end) {

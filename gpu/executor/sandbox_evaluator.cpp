@@ -122,10 +122,6 @@ void remove_stale_work_roots() {
 
 }  // namespace
 
-bool uses_extensions(const std::string& source) {
-  return source.find("cpp_extension") != std::string::npos || source.find("load_inline") != std::string::npos;
-}
-
 sandbox_evaluator::sandbox_evaluator(executor_options options) : options_(std::move(options)) {
   if (options_.work_root.empty()) {
     remove_stale_work_roots();
@@ -182,12 +178,26 @@ std::string sandbox_evaluator::ensure_zygote() {
   return error;
 }
 
-ExecResult sandbox_evaluator::evaluate(const ExecRequest& request) {
+ExecResult sandbox_evaluator::evaluate(const ExecRequest& request, const SandboxEvent::Built* prebuilt) {
+  SandboxEvent::Built built;
+  if (prebuilt) {
+    built = *prebuilt;
+  } else if (request.device() == CUDA && uses_extensions(request.candidate().source())) {
+    if (!builder_)
+      builder_ = std::make_unique<extension_builder>(options_.launch, options_.extension_cache, options_.work_root);
+    built = builder_->build(request);
+  }
+  // wall_s is the evaluation's own time; a build's is harness_seconds' extension_build.
   const auto started = clock_type::now();
-  ExecResult result;
+  ExecResult result = build_failure(request, built);
+  if (result.verdict() != VERDICT_UNSPECIFIED) {
+    spdlog::info("request {} task {} candidate {}: {} ({})", request.request_id(), request.task().id(),
+                 request.candidate().id(), Verdict_Name(result.verdict()), result.message().substr(0, 200));
+    return result;
+  }
   bool candidates_every_time = true;  // each shortage met in the candidate's process
   for (int attempt = 1;; ++attempt) {
-    result = evaluate_once(request);
+    result = evaluate_once(request, built);
     result.set_attempts(attempt);
     candidates_every_time = candidates_every_time && has_evidence(result, "candidate_out_of_device_memory");
     if (!result.own_device_memory_exhausted() || attempt >= std::max(options_.own_memory_attempts, 1))
@@ -213,50 +223,7 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& request) {
   return result;
 }
 
-bool sandbox_evaluator::build_extensions(const ExecRequest& request, std::vector<std::string>* keys,
-                                         ExecResult* result) {
-  const double limit_s = request.options().compile_timeout_s();
-  SandboxCommand command;
-  auto* build = command.mutable_build();
-  build->set_source(request.candidate().source());
-  build->set_workdir(new_workdir());
-  build->set_cache_dir(options_.extension_cache);
-  build->set_timeout_s(limit_s);
-  SandboxEvent event;
-  std::string error;
-  // The zygote holds the builders to the limit itself; this one is for the zygote.
-  const auto deadline = clock_type::now() + std::chrono::duration_cast<clock_type::duration>(
-                                                std::chrono::duration<double>(limit_s + 60));
-  const bool answered = zygote_->send(command) &&
-                        zygote_->read_event(&event, deadline, &error) == sandbox_process::read_status::event &&
-                        event.has_built();
-  std::error_code ignored;
-  fs::remove_all(build->workdir(), ignored);
-  if (!answered) {
-    fail(result, INTERNAL_ERROR, "compile", "the sandbox did not answer the extension build " + error);
-    zygote_.reset();
-    forget_prepared();
-    return false;
-  }
-  const auto& built = event.built();
-  double compile_s = 0;
-  for (const auto& extension : built.extensions()) {
-    keys->push_back(extension.key());
-    compile_s += extension.seconds();
-  }
-  (*result->mutable_harness_seconds())["extension_build"] = built.seconds();
-  (*result->mutable_harness_seconds())["extension_compile"] = compile_s;
-  spdlog::info("request {}: {} extension(s) of the candidate, {} built in {:.1f} s{}", request.request_id(),
-               built.extensions_size(),
-               std::count_if(built.extensions().begin(), built.extensions().end(), [](auto& e) { return !e.cached(); }),
-               built.seconds(), built.error().empty() ? "" : ": " + built.error().substr(0, 200));
-  if (built.error().empty())
-    return true;
-  fail(result, COMPILE_ERROR, "compile", built.error());
-  return false;
-}
-
-ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original) {
+ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const SandboxEvent::Built& built) {
   const auto started = clock_type::now();
   ExecRequest request = original;
   *request.mutable_options() = with_defaults(request.options(), request.device());
@@ -275,11 +242,6 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original) {
     zygote_.reset();
     return finish(result);
   }
-  std::vector<std::string> extension_keys;
-  if (request.device() == CUDA && uses_extensions(request.candidate().source()) &&
-      !build_extensions(request, &extension_keys, &result))
-    return finish(result);
-  const auto build_seconds = result.harness_seconds();  // kept through the judge's result below
   fs::path workdir = prepared_workdir_.empty() ? new_workdir() : prepared_workdir_;
   prepared_workdir_ = new_workdir();
 
@@ -287,8 +249,11 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original) {
   command.mutable_evaluate()->set_workdir(workdir.string());
   command.mutable_evaluate()->set_next_workdir(prepared_workdir_);
   command.mutable_evaluate()->set_extension_cache(options_.extension_cache);
-  for (const auto& key : extension_keys)
-    command.mutable_evaluate()->add_extension_keys(key);
+  double compile_s = 0;
+  for (const auto& extension : built.extensions()) {
+    command.mutable_evaluate()->add_extension_keys(extension.key());
+    compile_s += extension.seconds();
+  }
   *command.mutable_evaluate()->mutable_request() = request;
   SandboxEvent event;
   std::string frame_error;
@@ -394,8 +359,10 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original) {
   }
   for (const auto& [step, seconds] : exit_info.seconds())
     (*result.mutable_harness_seconds())[step] = seconds;
-  for (const auto& [step, seconds] : build_seconds)
-    (*result.mutable_harness_seconds())[step] = seconds;
+  if (built.extensions_size() > 0) {
+    (*result.mutable_harness_seconds())["extension_build"] = built.seconds();
+    (*result.mutable_harness_seconds())["extension_compile"] = compile_s;
+  }
   if (exit_info.swept() > 0)
     add_evidence(&result, "leftover_processes",
                  std::to_string(exit_info.swept()) + " processes outlived the evaluation and were killed", "executor");

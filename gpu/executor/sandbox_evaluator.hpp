@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/executor/extension_builder.hpp"
 #include "gpu/executor/sandbox_process.hpp"
 #include "messages/kgym.pb.h"
 
@@ -26,24 +27,21 @@ struct executor_options {
   std::string extension_cache;
 };
 
-// Whether a program may build CUDA extensions (torch.utils.cpp_extension): then its
-// load_inline calls are built before its evaluation.
-bool uses_extensions(const std::string& source);
 
 class sandbox_evaluator {
  public:
   explicit sandbox_evaluator(executor_options options);
   ~sandbox_evaluator();
-  // Evaluates again, after a pause, while kgym's own processes ran out of GPU memory.
-  ExecResult evaluate(const ExecRequest& request);
+  // Evaluates again, after a pause, while kgym's own processes ran out of GPU memory. A
+  // candidate's CUDA extensions are built first, unless `prebuilt` says what was built for
+  // it (the executor builds ahead, on other cores: actors/gpu_executor).
+  ExecResult evaluate(const ExecRequest& request, const SandboxEvent::Built* prebuilt = nullptr);
+  const std::string& extension_cache() const { return options_.extension_cache; }
   // How many times the zygote was (re)started: a candidate never costs more than one.
   int zygote_starts() const { return zygote_starts_; }
 
  private:
-  ExecResult evaluate_once(const ExecRequest& request);
-  // The Build step: fills `keys` with the cache entries to hand the candidate; false when
-  // `result` is final (the candidate's COMPILE_ERROR, or kgym's failure).
-  bool build_extensions(const ExecRequest& request, std::vector<std::string>* keys, ExecResult* result);
+  ExecResult evaluate_once(const ExecRequest& request, const SandboxEvent::Built& built);
   std::string ensure_zygote();
   std::string new_workdir();
   void forget_prepared();
@@ -51,6 +49,7 @@ class sandbox_evaluator {
   std::string prepared_workdir_;  // where the zygote is preparing the next evaluation
   bool owns_work_root_ = false;
   std::unique_ptr<sandbox_process> zygote_;
+  std::unique_ptr<extension_builder> builder_;  // made when a candidate first needs one
   int zygote_starts_ = 0;
   int serial_ = 0;
 };

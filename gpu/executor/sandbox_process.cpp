@@ -54,7 +54,7 @@ std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready*
     return std::string("pipe: ") + std::strerror(errno);
   // Everything the child needs is prepared before fork: after it, only exec.
   std::string device = launch_.device == CUDA ? "cuda" : "cpu";
-  std::vector<std::string> args = {launch_.python, "-m", "kgym_sandbox.zygote", "--device", device};
+  std::vector<std::string> args = {launch_.python, "-m", launch_.module, "--device", device};
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());

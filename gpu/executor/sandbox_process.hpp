@@ -25,6 +25,7 @@ struct sandbox_launch {
   // must not share a core with the reference); "" picks them from the end of the allowed
   // cores by `gpu`; "none": no pinning.
   std::string timing_cores;
+  std::string module = "kgym_sandbox.zygote";  // or kgym_sandbox.builder: the extension builder
 };
 
 // The cores KGYM_TIMING_CORES names for a sandbox ("" for none): `requested` as given ("none"

@@ -208,17 +208,6 @@ def wait_for_quiet_gpu(lock_fd: int) -> None:
     fcntl.lockf(lock_fd, fcntl.LOCK_UN)
 
 
-def build_extensions(build: dict, arch: str) -> dict:
-    """SandboxEvent.Built for a Build command; whatever the candidate's code did to the
-    builders, the answer comes (main sweeps what they left)."""
-    from . import extension_build, isolation
-    try:
-        return extension_build.build(build["source"], build["workdir"], build["cache_dir"], arch,
-                                     float(build.get("timeout_s") or 600), isolation.NOBODY)
-    except Exception as exc:  # kgym's own failure: said as such
-        return {"extensions": [], "error": f"kgym could not build the extensions: {exc!r}", "seconds": 0.0}
-
-
 def read_command(fd: int):
     data = b""
     while not data.endswith(b"\n"):
@@ -477,17 +466,10 @@ def main() -> None:
     def prepare(workdir: str) -> Pair:
         return Pair(workdir, args.device, recorder, lock_fd, out_fd, bindings)
 
-    arch = None  # the GPU's, asked once (extension_build.device_arch)
     for line in sys.stdin:
         command = json.loads(line)
         if "shutdown" in command:
             break
-        if "build" in command:
-            arch = arch or extension_build.device_arch()
-            built = build_extensions(command["build"], arch)
-            sweep((standby.pids if standby else set()) | exiting.pids)  # what the recorder or a build left
-            protocol.write_frame(out_fd, {"built": built})
-            continue
         evaluation = command["evaluate"]
         if standby is not None and standby.workdir != evaluation["workdir"]:
             standby.discard()

@@ -1,0 +1,53 @@
+"""The executor's extension builder: a process of its own, beside the zygote, that answers
+Build commands (SandboxCommand.Build -> SandboxEvent.Built) on CPU cores while the GPU
+evaluates other candidates. Each build runs in confined children (extension_build).
+
+stdin: SandboxCommand frames; stdout: SandboxEvent frames (kgym.proto, JSON mapping).
+"""
+import argparse
+import ctypes
+import json
+import os
+import platform
+import sys
+import time
+
+from . import protocol
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="kgym extension builder (started by gpu_executor)")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cuda")
+    parser.parse_args()
+    out_fd = os.dup(1)  # frames go here; whatever else prints goes to stderr
+    os.dup2(2, 1)
+    started = time.perf_counter()
+    import torch
+    import triton
+
+    from . import extension_build, isolation
+    from .zygote import sweep
+    os.nice(10)  # compiles yield the CPU to the evaluation being timed
+    ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # what a build leaves is ours to sweep
+    protocol.write_frame(out_fd, {"ready": {"python": platform.python_version(), "torch": torch.__version__,
+                                       "triton": triton.__version__, "import_s": time.perf_counter() - started}})
+    arch = None  # the GPU's, asked once
+    for line in sys.stdin:
+        command = json.loads(line)
+        if "shutdown" in command:
+            break
+        build = command["build"]
+        try:
+            arch = arch or extension_build.device_arch()
+            built = extension_build.build(build["source"], build["workdir"], build["cache_dir"], arch,
+                                          float(build.get("timeout_s") or 600), isolation.NOBODY)
+        except Exception as exc:  # kgym's own failure: said as such
+            built = {"extensions": [], "error": f"kgym could not build the extensions: {exc!r}", "internal": True}
+        sweep(set())  # whatever the recorder or a compiler left running
+        protocol.write_frame(out_fd, {"built": built})
+
+
+if __name__ == "__main__":
+    main()
