@@ -253,10 +253,13 @@ ModelNew = Checked
 
 // CUDA extensions (load_inline, KernelBench's answer format): built ahead of the evaluation
 // by kgym, in confined builders, into a cache only kgym writes; the candidate loads its own
-// copy. On the CPU they are a COMPILE_ERROR that says what to do.
+// copy. On the CPU they are a COMPILE_ERROR that says what to do. The other files of
+// tests/extensions are appended to gelu_fused.py, as the hostile cases are to fused.py.
 ExecResult evaluate_extension(const std::string& file, const std::string& id) {
-  return evaluator().evaluate(
-      request_for("gelu_scale_residual", id, read_text(source_path("tests/extensions/" + file + ".py"))));
+  std::string source = read_text(source_path("tests/extensions/gelu_fused.py"));
+  if (file != "gelu_fused")
+    source += "\n" + read_text(source_path("tests/extensions/" + file + ".py"));
+  return evaluator().evaluate(request_for("gelu_scale_residual", id, source));
 }
 
 double seconds_of(const ExecResult& r, const std::string& part) {

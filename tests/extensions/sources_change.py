@@ -1,48 +1,7 @@
-# Sources that differ between the build kgym makes ahead and the evaluation (a random name
-# each import): what was built is not what it asks for, a COMPILE_ERROR that says so; a
+# Appended to gelu_fused.py: an extension whose name (so its sources) differs at every import:
+# what kgym built ahead is not what the evaluation asks for, a COMPILE_ERROR that says so; a
 # candidate cannot get a library compiled outside the trusted build.
-import torch
-import torch.nn as nn
-from torch.utils.cpp_extension import load_inline
-
-cuda_source = r"""
-#include <torch/extension.h>
-#include <cuda_runtime.h>
-
-__global__ void gelu_scale_residual_kernel(const float* __restrict__ x, float* __restrict__ y, float scale,
-                                           long n) {
-    long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) {
-        float v = x[i];
-        float g = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));  // exact GELU, as PyTorch's default
-        y[i] = g * scale + v;
-    }
-}
-
-torch::Tensor gelu_scale_residual(torch::Tensor x, double scale) {
-    TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat32, "x must be a float32 CUDA tensor");
-    auto input = x.contiguous();
-    auto y = torch::empty_like(input);
-    long n = input.numel();
-    int threads = 256;
-    gelu_scale_residual_kernel<<<(n + threads - 1) / threads, threads>>>(
-        input.data_ptr<float>(), y.data_ptr<float>(), (float)scale, n);
-    return y;
-}
-"""
-
-cpp_source = "torch::Tensor gelu_scale_residual(torch::Tensor x, double scale);"
-
 import os
+
 gelu_ext = load_inline(name="gelu_" + os.urandom(4).hex(), cpp_sources=cpp_source, cuda_sources=cuda_source,
-                       functions=["gelu_scale_residual"], verbose=False, extra_cflags=["-O3"],
-                       extra_cuda_cflags=["-O3"], extra_ldflags=[""])
-
-
-class ModelNew(nn.Module):
-    def __init__(self, scale):
-        super().__init__()
-        self.scale = scale
-
-    def forward(self, x):
-        return gelu_ext.gelu_scale_residual(x, self.scale)
+                       functions=["gelu_scale_residual"])

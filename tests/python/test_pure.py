@@ -456,6 +456,24 @@ class Extensions(unittest.TestCase):
         proxy.floor(2.5)
         self.assertEqual(calls, ["sqrt", "floor"])
 
+    def test_a_confined_build_step_answers_even_when_it_hangs_or_raises(self):
+        import tempfile
+        import time
+        from kgym_sandbox import extension_build, isolation
+        with tempfile.TemporaryDirectory() as root:
+            os.chmod(root, 0o711)
+            started = time.monotonic()
+            hung = extension_build.run_confined(os.path.join(root, "a"), isolation.NOBODY, 1.0,
+                                                lambda inside: time.sleep(60))
+            self.assertEqual(hung, {"error": "ran past its limit of 1 s", "timeout": True})
+            self.assertLess(time.monotonic() - started, 10)
+            raised = extension_build.run_confined(os.path.join(root, "b"), isolation.NOBODY, 10.0,
+                                                  lambda inside: 1 / 0)
+            self.assertIn("ZeroDivisionError", raised["error"])
+            answered = extension_build.run_confined(os.path.join(root, "c"), isolation.NOBODY, 10.0,
+                                                    lambda inside: {"value": 42})
+            self.assertEqual(answered, {"value": 42})
+
     def test_a_cpu_evaluation_refuses_load_inline_with_what_to_do(self):
         import torch.utils.cpp_extension as cpp_extension
         from kgym_sandbox import extensions

@@ -13,7 +13,6 @@ import json
 import os
 import select
 import shutil
-import signal
 import sys
 import time
 
@@ -53,13 +52,9 @@ def run_confined(workdir: str, uid: int, limit_s: float, work) -> dict:
                 break
             data += chunk
         elif time.monotonic() > deadline:
-            for target in (-pid, pid):
-                try:
-                    os.kill(target, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            from .zygote import reap
             os.close(read_end)
-            os.waitpid(pid, 0)
+            reap(pid, 0.0)  # its process group killed, then collected
             return {"error": f"ran past its limit of {limit_s:.0f} s", "timeout": True}
     os.close(read_end)
     _, status = os.waitpid(pid, 0)
