@@ -40,7 +40,8 @@ options:
   --atol X --rtol X      tolerances (default: from --tolerances and --precision)
   --timing-reps N        timed calls per side at most (default 1000 cuda, 5 cpu); timing
                          also stops once each side has 1 s (cuda) or 0.5 s (cpu) timed
-  --timeout S            time limit for each phase, seconds (default 60 load, 180/300 others)
+  --timeout S            time limit for each phase, seconds (default 60 load, 180/300 others),
+                         and 2*S for the whole evaluation (default 300 cuda, 600 cpu)
   --memory-mb N          host memory limit of the sandbox (default 4096 cpu, 16384 cuda)
   --gpu-sizes            on cpu, run the task at its full (GPU) sizes, ignoring task.json
   --no-hacking-check     record hacking evidence but do not let it change the verdict
@@ -102,6 +103,7 @@ int run_check(const std::vector<std::string>& argv) {
   options.set_load_timeout_s(timeout);
   options.set_correctness_timeout_s(timeout);
   options.set_timing_timeout_s(timeout);
+  options.set_total_timeout_s(2 * timeout);  // all phases together: twice one phase's limit
   options.set_memory_limit_mb(static_cast<int64_t>(a.number("memory-mb", 0)));
   options.set_apply_cpu_sizes(!a.has("gpu-sizes"));
   options.set_no_hacking_check(a.has("no-hacking-check"));

@@ -17,6 +17,8 @@ executor_options sandbox_options(const args& a, Device device) {
   if (device == CPU)
     exec.launch.trace_library = trace_library();
   exec.extension_cache = extension_cache_dir();
+  if (const char* extra = std::getenv("KGYM_SANDBOX_ENV"))
+    exec.launch.extra_env = extra;
   return exec;
 }
 

@@ -2,6 +2,7 @@
 // and a correct candidate evaluated right after still passes.
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -303,6 +305,63 @@ TEST(Extensions, AreBuiltAheadCachedAndJudged) {
   ExecResult after = evaluate_extension("gelu_fused", "cuda_fused_after_poison");
   EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after) << "\n" << after.log();
   EXPECT_EQ(seconds_of(after, "extension_compile"), 0.0);
+}
+
+// Containment: what kgym's caller has (its environment's secrets, a host file open on a
+// descriptor) never reaches the sandbox; a fresh evaluator, started after both were set up.
+TEST(Containment, SecretsAndInheritedDescriptorsStayOutside) {
+  if (test_device() == CUDA && !gpu_present())
+    GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
+  // Outside /tmp (the sandbox's private /tmp would hide the path, not the descriptor).
+  const std::string canary_file = (std::filesystem::current_path() / "kgym_inherited_fd_canary.txt").string();
+  { std::ofstream(canary_file) << "host data\n"; }
+  int fd = ::open(canary_file.c_str(), O_WRONLY | O_APPEND);  // no O_CLOEXEC: inherited by any child
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::dup2(fd, 9), 9);
+  ::close(fd);
+  ::setenv("KGYM_CANARY_SECRET", "canary-5d3a9f", 1);
+  ::setenv("AWS_SECRET_ACCESS_KEY", "canary-aws-7e21", 1);
+  ExecResult r;
+  {
+    executor_options options;
+    options.launch.device = test_device();
+    options.launch.python = python();
+    options.launch.sandbox_dir = source_path("gpu/sandbox");
+    options.launch.cupti_library = cupti_library();
+    options.launch.trace_library = trace_library();
+    sandbox_evaluator fresh(options);
+    const std::string fused = read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py"));
+    r = fresh.evaluate(
+        request_for("gelu_scale_residual", "leaks_host", fused + "\n" + read_text(source_path("tests/hostile/leaks_host.py"))));
+  }
+  ::close(9);
+  ::unsetenv("KGYM_CANARY_SECRET");
+  ::unsetenv("AWS_SECRET_ACCESS_KEY");
+  EXPECT_EQ(Verdict_Name(r.verdict()), "COMPILE_ERROR") << summary_line(r);
+  EXPECT_NE(r.message().find("leaked: {}"), std::string::npos) << r.message();
+  EXPECT_EQ(r.DebugString().find("canary"), std::string::npos) << r.DebugString().substr(0, 2000);
+  EXPECT_EQ(read_text(canary_file), "host data\n") << "the candidate wrote into kgym's caller's file";
+  std::filesystem::remove(canary_file);
+}
+
+// A limit for the whole evaluation: a candidate that stays under each phase's limit still
+// ends in TIMEOUT once the total is spent.
+TEST(Containment, TheWholeEvaluationHasATimeLimit) {
+  if (test_device() == CUDA && !gpu_present())
+    GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
+  const std::string fused = read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py"));
+  ExecRequest request = request_for("gelu_scale_residual", "paces_phases",
+                                    fused + "\n" + read_text(source_path("tests/hostile/paces_phases.py")));
+  auto* o = request.mutable_options();
+  o->set_load_timeout_s(4);
+  o->set_correctness_timeout_s(4);
+  o->set_timing_timeout_s(4);
+  o->set_total_timeout_s(5);
+  ExecResult r = evaluator().evaluate(request);
+  EXPECT_EQ(Verdict_Name(r.verdict()), "TIMEOUT") << summary_line(r);
+  EXPECT_NE(r.message().find("total limit of 5 s"), std::string::npos) << r.message();
+  ExecResult after = evaluator().evaluate(request_for("gelu_scale_residual", "correct_after_pacing", fused));
+  EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);
 }
 
 // kgym's own processes short of GPU memory (here: a task whose inputs cannot fit) is never

@@ -50,6 +50,7 @@ EvalOptions with_defaults(EvalOptions o, Device device) {
   if (o.min_timed_s() <= 0) o.set_min_timed_s(cuda ? 1.0 : 0.5);
   if (o.traced_reps() <= 0) o.set_traced_reps(5);
   if (o.compile_timeout_s() <= 0) o.set_compile_timeout_s(600);
+  if (o.total_timeout_s() <= 0) o.set_total_timeout_s(cuda ? 300 : 600);
   return o;
 }
 

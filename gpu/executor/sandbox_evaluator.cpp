@@ -278,10 +278,15 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
 
   // Follow the evaluation: phase limits, memory watchdog, and the one result it may send.
   std::string phase = "load";
-  auto deadline = phase_deadline(opts, phase);
+  // A phase's limit, and the whole evaluation's: the earlier of the two.
+  const auto total_deadline = clock_type::now() + std::chrono::duration_cast<clock_type::duration>(
+                                                      std::chrono::duration<double>(opts.total_timeout_s()));
+  auto limit = [&] { return std::min(phase_deadline(opts, phase), total_deadline); };
+  auto deadline = limit();
   bool have_result = false, exited = false;
   ExecResult reported;
   enum class kill_reason { none, timeout, memory, bad_frame, zygote_lost } killed = kill_reason::none;
+  bool total_timed_out = false;
   int64_t peak_rss = 0;
   SandboxEvent::ChildExit exit_info;
   while (!exited) {
@@ -291,7 +296,7 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
       if (event.has_phase()) {
         phase = event.phase().name();
         if (killed == kill_reason::none)
-          deadline = phase_deadline(opts, phase);
+          deadline = limit();
       } else if (event.has_result()) {
         if (have_result && killed == kill_reason::none) {
           // Only one result is ever sent by the harness: a second one was forged.
@@ -325,6 +330,7 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
         break;
       }
       killed = kill_reason::timeout;
+      total_timed_out = clock_type::now() >= total_deadline;
       kill_both();
       deadline = clock_type::now() + options_.exit_grace;
     }
@@ -337,7 +343,11 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     zygote_.reset();
     forget_prepared();
   }
-  if (killed == kill_reason::timeout) {
+  if (killed == kill_reason::timeout && total_timed_out) {
+    fail(&result, TIMEOUT, phase,
+         "the evaluation ran past its total limit of " + std::to_string(int(opts.total_timeout_s())) + " s (in phase '" +
+             phase + "')");
+  } else if (killed == kill_reason::timeout) {
     fail(&result, TIMEOUT, phase,
          "phase '" + phase + "' ran past its limit of " + std::to_string(int(timeout_for(opts, phase))) + " s");
   } else if (killed == kill_reason::memory) {

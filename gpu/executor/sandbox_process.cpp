@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -47,6 +48,28 @@ sandbox_process::sandbox_process(sandbox_launch launch) : launch_(std::move(laun
 
 sandbox_process::~sandbox_process() { stop(); }
 
+bool sandbox_environment_passes(const std::string& name, const std::string& extra) {
+  // What Python, the CUDA driver and toolkit, Triton's compiler and the locale need.
+  static const char* const exact[] = {"PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "TERM", "LD_LIBRARY_PATH",
+                                      "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_HOME", "CUDA_PATH",
+                                      "VIRTUAL_ENV", "PYENV_ROOT", "PYENV_VERSION", "TMPDIR"};
+  for (const char* allowed : exact)
+    if (name == allowed)
+      return true;
+  for (const char* prefix : {"LC_", "NVIDIA_", "TRITON_"})
+    if (name.rfind(prefix, 0) == 0)
+      return true;
+  for (size_t at = 0; at < extra.size();) {
+    size_t end = extra.find(',', at);
+    if (end == std::string::npos)
+      end = extra.size();
+    if (extra.compare(at, end - at, name) == 0 && end > at)
+      return true;
+    at = end + 1;
+  }
+  return false;
+}
+
 std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready* ready) {
   stop();
   int in_pipe[2], out_pipe[2];
@@ -73,13 +96,15 @@ std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready*
     cores = timing_cores_for(allowed, launch_.gpu, requested);
   }
   std::string pythonpath = "PYTHONPATH=" + launch_.sandbox_dir;
+  // An explicit environment (sandbox_environment): nothing else of the caller's passes.
   std::vector<std::string> env_store;
-  for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "PYTHONPATH=", 11) != 0 && std::strncmp(*e, "CUDA_INJECTION64_PATH=", 22) != 0 &&
-        std::strncmp(*e, "KGYM_CUPTI_LIB=", 15) != 0 && std::strncmp(*e, "KGYM_TRACE_LIB=", 15) != 0 &&
-        std::strncmp(*e, "KGYM_TIMING_CORES=", 18) != 0 &&
-        !(launch_.gpu >= 0 && std::strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) == 0))
-      env_store.emplace_back(*e);
+  for (char** e = environ; *e; ++e) {
+    std::string entry = *e;
+    std::string name = entry.substr(0, entry.find('='));
+    if (sandbox_environment_passes(name, launch_.extra_env) &&
+        !(launch_.gpu >= 0 && name == "CUDA_VISIBLE_DEVICES"))
+      env_store.push_back(std::move(entry));
+  }
   if (launch_.device == CUDA && launch_.gpu >= 0)
     env_store.push_back("CUDA_VISIBLE_DEVICES=" + std::to_string(launch_.gpu));
   env_store.push_back(pythonpath);
@@ -112,6 +137,11 @@ std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready*
     ::dup2(out_pipe[1], 1);
     if (log_fd >= 0)
       ::dup2(log_fd, 2);
+    // Only the three streams go on: whatever kgym's caller left open (a host file on fd 9)
+    // must not reach the sandbox.
+    if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
+      for (int fd = 3; fd < 65536; ++fd)
+        ::close(fd);
     ::execvpe(argv[0], argv.data(), envp.data());
     ::_exit(127);
   }

@@ -26,7 +26,17 @@ struct sandbox_launch {
   // cores by `gpu`; "none": no pinning.
   std::string timing_cores;
   std::string module = "kgym_sandbox.zygote";  // or kgym_sandbox.builder: the extension builder
+  // Names of the caller's environment variables that also pass into the sandbox, comma-
+  // separated ($KGYM_SANDBOX_ENV, see sandbox_environment_passes).
+  std::string extra_env;
 };
+
+// Whether the caller's environment variable `name` reaches the sandbox: PATH, HOME, USER,
+// LOGNAME, LANG, LC_*, TZ, TERM, LD_LIBRARY_PATH, CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER,
+// CUDA_HOME, CUDA_PATH, NVIDIA_*, TRITON_*, VIRTUAL_ENV, PYENV_ROOT, PYENV_VERSION, TMPDIR
+// and the names in `extra`; nothing else (no credentials, no kgym secrets). kgym then adds
+// its own (PYTHONPATH, the trace libraries, the timing cores).
+bool sandbox_environment_passes(const std::string& name, const std::string& extra);
 
 // The cores KGYM_TIMING_CORES names for a sandbox ("" for none): `requested` as given ("none"
 // -> ""), or, when empty, the last three of `allowed` for GPU 0, the three before them for
