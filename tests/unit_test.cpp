@@ -285,6 +285,21 @@ TEST(CafTypes, ProtobufMessagesSurviveCafSerialization) {
   EXPECT_EQ(back.task().source(), "class Model: pass");
 }
 
+// What of kgym's caller's environment reaches the sandbox: a fixed list, prefixes, and the
+// names configured; never a credential.
+TEST(SandboxEnvironment, PassesOnlyWhatIsNamed) {
+  for (const char* name : {"PATH", "HOME", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
+                           "TRITON_CACHE_DIR", "LD_LIBRARY_PATH", "VIRTUAL_ENV"})
+    EXPECT_TRUE(sandbox_environment_passes(name, "")) << name;
+  for (const char* name : {"AWS_SECRET_ACCESS_KEY", "KGYM_API_SECRET", "HF_TOKEN", "OPENAI_API_KEY", "PYTHONPATH",
+                           "LD_PRELOAD", "PATHX", "SSH_AUTH_SOCK", "CUDA_INJECTION64_PATH"})
+    EXPECT_FALSE(sandbox_environment_passes(name, "")) << name;
+  EXPECT_TRUE(sandbox_environment_passes("HF_HOME", "WANDB_MODE,HF_HOME"));
+  EXPECT_TRUE(sandbox_environment_passes("WANDB_MODE", "WANDB_MODE,HF_HOME"));
+  EXPECT_FALSE(sandbox_environment_passes("HF", "WANDB_MODE,HF_HOME"));  // whole names only
+  EXPECT_FALSE(sandbox_environment_passes("", ",,"));
+}
+
 // An executor that answers each request 300 ms after it arrived, in arrival order, and
 // records the order requests reached it.
 using answer_atom = caf::atom_constant<caf::atom("answer")>;
