@@ -108,17 +108,19 @@ const hostile_case cases[] = {
     {"expected_loss", INCORRECT, "", false, 0, "mse_loss", "does not follow the reference", DR_KERNEL_TOLERANCES},
 };
 
+executor_options test_executor_options() {
+  executor_options options;
+  options.launch.device = test_device();
+  options.launch.python = python();
+  options.launch.sandbox_dir = source_path("gpu/sandbox");
+  options.launch.cupti_library = cupti_library();
+  options.launch.trace_library = trace_library();
+  return options;
+}
+
 // One evaluator for the whole suite: surviving every case is part of what is tested.
 sandbox_evaluator& evaluator() {
-  static std::unique_ptr<sandbox_evaluator> shared = [] {
-    executor_options options;
-    options.launch.device = test_device();
-    options.launch.python = python();
-    options.launch.sandbox_dir = source_path("gpu/sandbox");
-    options.launch.cupti_library = cupti_library();
-    options.launch.trace_library = trace_library();
-    return std::make_unique<sandbox_evaluator>(options);
-  }();
+  static std::unique_ptr<sandbox_evaluator> shared = std::make_unique<sandbox_evaluator>(test_executor_options());
   return *shared;
 }
 
@@ -323,13 +325,7 @@ TEST(Containment, SecretsAndInheritedDescriptorsStayOutside) {
   ::setenv("AWS_SECRET_ACCESS_KEY", "canary-aws-7e21", 1);
   ExecResult r;
   {
-    executor_options options;
-    options.launch.device = test_device();
-    options.launch.python = python();
-    options.launch.sandbox_dir = source_path("gpu/sandbox");
-    options.launch.cupti_library = cupti_library();
-    options.launch.trace_library = trace_library();
-    sandbox_evaluator fresh(options);
+    sandbox_evaluator fresh(test_executor_options());
     const std::string fused = read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py"));
     r = fresh.evaluate(
         request_for("gelu_scale_residual", "leaks_host", fused + "\n" + read_text(source_path("tests/hostile/leaks_host.py"))));

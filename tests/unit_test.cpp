@@ -22,6 +22,7 @@
 #include "cli/args.hpp"
 #include "gpu/executor/eval_defaults.hpp"
 #include "gpu/executor/sandbox_process.hpp"
+#include "gpu/executor/scrub.hpp"
 #include "gpu/profiler/trace_check.hpp"
 #include "gpu/profiler/trace_profile.hpp"
 #include "messages/json.hpp"
@@ -298,6 +299,32 @@ TEST(SandboxEnvironment, PassesOnlyWhatIsNamed) {
   EXPECT_TRUE(sandbox_environment_passes("WANDB_MODE", "WANDB_MODE,HF_HOME"));
   EXPECT_FALSE(sandbox_environment_passes("HF", "WANDB_MODE,HF_HOME"));  // whole names only
   EXPECT_FALSE(sandbox_environment_passes("", ",,"));
+}
+
+// Messages are bounded and carry no secret kgym knows.
+TEST(Scrub, RedactsSecretValuesAndBoundsTheText) {
+  EXPECT_EQ(scrub("key=abc123xyz; again abc123xyz.", {"abc123xyz"}, 100), "key=[redacted]; again [redacted].");
+  EXPECT_EQ(scrub("0123456789", {}, 6), "...789");
+  EXPECT_EQ(scrub("unchanged", {""}, 100), "unchanged");
+  std::string env_store[] = {"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI", "HF_TOKEN=hf_abcdefgh", "PATH=/usr/bin:/bin",
+                             "MY_PASS=hunter2hunter2", "KGYM_API_SECRET=short", "db_password=letmein99"};
+  std::vector<char*> env;
+  for (auto& e : env_store)
+    env.push_back(e.data());
+  env.push_back(nullptr);
+  EXPECT_EQ(secret_values(env.data(), "MY_PASS"),
+            (std::vector<std::string>{"wJalrXUtnFEMI", "hf_abcdefgh", "hunter2hunter2", "letmein99"}));
+  ExecResult r;
+  r.set_message("RuntimeError: hf_abcdefgh");
+  r.add_evidence()->set_detail("saw hf_abcdefgh");
+  r.add_trials()->set_message("hf_abcdefgh");
+  r.set_log(std::string(70000, 'x') + "hf_abcdefgh");
+  scrub_result(&r, {"hf_abcdefgh"});
+  EXPECT_EQ(r.message(), "RuntimeError: [redacted]");
+  EXPECT_EQ(r.evidence(0).detail(), "saw [redacted]");
+  EXPECT_EQ(r.trials(0).message(), "[redacted]");
+  EXPECT_EQ(r.log().size(), 65536u);
+  EXPECT_EQ(r.log().substr(r.log().size() - 10), "[redacted]");
 }
 
 // An executor that answers each request 300 ms after it arrived, in arrival order, and

@@ -1,5 +1,7 @@
 #include "gpu/executor/extension_builder.hpp"
 
+#include "gpu/executor/scrub.hpp"
+
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -26,7 +28,7 @@ ExecResult build_failure(const ExecRequest& request, const SandboxEvent::Built& 
   r.set_candidate_id(request.candidate().id());
   r.set_verdict(built.internal() ? INTERNAL_ERROR : COMPILE_ERROR);
   r.set_failed_phase("compile");
-  r.set_message(built.error());
+  r.set_message(scrub(built.error(), process_secrets(), 4096));
   (*r.mutable_harness_seconds())["extension_build"] = built.seconds();
   return r;
 }

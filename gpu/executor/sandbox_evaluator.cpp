@@ -16,6 +16,7 @@
 
 #include "gpu/executor/eval_defaults.hpp"
 #include "gpu/executor/process_watch.hpp"
+#include "gpu/executor/scrub.hpp"
 #include "gpu/profiler/request_windows.hpp"
 #include "gpu/profiler/trace_check.hpp"
 #include "gpu/profiler/trace_profile.hpp"
@@ -191,6 +192,7 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& request, const Sandbox
   const auto started = clock_type::now();
   ExecResult result = build_failure(request, built);
   if (result.verdict() != VERDICT_UNSPECIFIED) {
+    scrub_result(&result, process_secrets());
     spdlog::info("request {} task {} candidate {}: {} ({})", request.request_id(), request.task().id(),
                  request.candidate().id(), Verdict_Name(result.verdict()), result.message().substr(0, 200));
     return result;
@@ -217,6 +219,7 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& request, const Sandbox
                        " attempts (not the candidate's doing; free the GPU or use a larger one): " + result.message());
   }
   result.set_wall_s(std::chrono::duration<double>(clock_type::now() - started).count());
+  scrub_result(&result, process_secrets());
   if (result.attempts() > 1)
     spdlog::info("request {}: {} after {} attempts in {:.2f} s", request.request_id(), Verdict_Name(result.verdict()),
                  result.attempts(), result.wall_s());

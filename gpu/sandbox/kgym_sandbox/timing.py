@@ -121,6 +121,12 @@ def request_cost(one: list, many: list, n: int) -> float:
     return min(max((n * t1 - tn) / (n - 1), 0.0), t1 / 2)
 
 
+def bounded_cost(cost: float, batches: list) -> float:
+    """The request cost to take off, at most half of the fastest batch of either side: a cost
+    estimated from noisy single calls (a loaded CPU) must not bring a side's time to 0."""
+    return min(cost, 0.5 * min(batches)) if batches else cost
+
+
 def single_calls(side, clock: Clock, passes: int = 1) -> list:
     times = []
     for _ in range(CALIBRATION_REQUESTS):
@@ -195,6 +201,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, re
         one = single_calls(reference, clock)  # on the last batch's first set
         cost = request_cost(one, raw["ref"], k) if k > 1 else \
             request_cost(one, single_calls(reference, clock, passes=2), 2)
+        cost = bounded_cost(cost, raw["ref"] + raw["cand"])
         spent["timing_warmup"] += time.perf_counter() - t0
     reference.overhead_s = candidate.overhead_s = cost  # the same path: taken off both
     seconds.update(spent)

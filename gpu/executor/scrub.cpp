@@ -1,0 +1,67 @@
+#include "gpu/executor/scrub.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+namespace kgym {
+
+std::string scrub(std::string text, const std::vector<std::string>& secrets, size_t max_bytes) {
+  static const std::string redacted = "[redacted]";
+  for (const auto& secret : secrets) {
+    if (secret.empty())
+      continue;
+    for (auto at = text.find(secret); at != std::string::npos; at = text.find(secret, at + redacted.size()))
+      text.replace(at, secret.size(), redacted);
+  }
+  if (text.size() > max_bytes)
+    text = "..." + text.substr(text.size() - (max_bytes > 3 ? max_bytes - 3 : 0));
+  return text;
+}
+
+std::vector<std::string> secret_values(char** environment, const std::string& extra_names) {
+  static const char* const marks[] = {"SECRET", "TOKEN", "PASSWORD", "PASSWD", "API_KEY", "ACCESS_KEY", "PRIVATE_KEY"};
+  std::vector<std::string> extra;
+  for (size_t at = 0; at <= extra_names.size();) {
+    size_t end = std::min(extra_names.find(',', at), extra_names.size());
+    if (end > at)
+      extra.push_back(extra_names.substr(at, end - at));
+    at = end + 1;
+  }
+  std::vector<std::string> values;
+  for (char** e = environment; e && *e; ++e) {
+    std::string entry = *e;
+    auto eq = entry.find('=');
+    if (eq == std::string::npos || entry.size() - eq - 1 < 6)
+      continue;
+    std::string name = entry.substr(0, eq), upper = name;
+    std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+    bool secret = std::find(extra.begin(), extra.end(), name) != extra.end();
+    for (const char* mark : marks)
+      secret = secret || upper.find(mark) != std::string::npos;
+    if (secret)
+      values.push_back(entry.substr(eq + 1));
+  }
+  return values;
+}
+
+const std::vector<std::string>& process_secrets() {
+  static const std::vector<std::string> secrets = [] {
+    const char* names = std::getenv("KGYM_SECRET_NAMES");
+    return secret_values(environ, names ? names : "");
+  }();
+  return secrets;
+}
+
+void scrub_result(ExecResult* result, const std::vector<std::string>& secrets) {
+  result->set_message(scrub(result->message(), secrets, 4096));
+  result->set_log(scrub(result->log(), secrets, 65536));
+  for (auto& evidence : *result->mutable_evidence())
+    evidence.set_detail(scrub(evidence.detail(), secrets, 4096));
+  for (auto& trial : *result->mutable_trials())
+    trial.set_message(scrub(trial.message(), secrets, 1024));
+}
+
+}  // namespace kgym
