@@ -1,15 +1,20 @@
 """Every KernelBench problem of the given levels judged with its own reference as the answer.
 
 Each problem's Model, renamed ModelNew, is correct by definition and exactly as fast as the
-reference, so every verdict should be OK with a speedup of 1. Runs the problems through one
-`kgym check` process per level (one executor, its sandbox kept warm, as a user would), streams
-progress, and prints per level: verdict counts, every problem not OK with its message, the
-slowest and most memory-hungry problems, identity speedups and evaluations per hour. Every
-ExecResult goes to --out (JSON lines) for plotting.
+reference, so every verdict should be OK with a speedup of 1. The problems go through
+`kgym serve` as a trainer would send them: one server (one executor per GPU, its sandbox kept
+warm) with the problems as its task suite, every problem of a level submitted at once through
+the Python client. Prints per level: verdict counts, every problem not OK with its message,
+the slowest and most memory-hungry problems, identity speedups and evaluations per hour.
+Every ExecResult goes to --out (JSON lines) for plotting.
+
+With --baseline, KernelBench's own harness (`eval_kernel_against_ref`, run in one Python
+process by bench/kernelbench_baseline.py, which says which of its packages were stubbed)
+judges the same problems after kgym in the same run, and a last table gives both
+evaluations/hour and their ratio, and where the two disagree.
 
     python3 bench/kernelbench_sweep.py --kernelbench ../shared/kernelbench --level 1 --level 2 --level 3
-
-Not yet: KernelBench's own harness side by side (--baseline), and the run through `kgym serve`.
+    python3 bench/kernelbench_sweep.py --kernelbench ../shared/kernelbench --level 2 --only 1,5,9 --baseline
 """
 import argparse
 import json
@@ -24,29 +29,64 @@ from collections import Counter
 import kernelbench_tasks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "deploy", "client"))
+
+from kgym_client import KgymClient  # noqa: E402
 
 
-def sweep_level(kgym: str, tasks: list, level: int, args, out) -> list:
-    """One kgym check over all `tasks`; returns the ExecResults in order, printing progress
-    and writing each to `out` as it comes (a run cut short keeps what it measured)."""
-    command = [kgym, "check", "--device", args.device, "--json", "--no-hacking-check", "--candidate", "identity",
-               "--precision", args.precision]
+def start_server(args, tasks_dir: str, workdir: str):
+    """`kgym serve` over the problems; returns (process, client) once it answers."""
+    endpoint_file = os.path.join(workdir, "endpoint")
+    server = subprocess.Popen([args.kgym, "serve", "--device", args.device, "--tasks-dir", tasks_dir,
+                               "--api", "tcp://127.0.0.1:*", "--endpoint-file", endpoint_file],
+                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(workdir, "serve.log"), "w"))
+    while not (os.path.exists(endpoint_file) and open(endpoint_file).read().strip()):
+        if server.poll() is not None:
+            sys.exit(f"kgym serve exited ({server.returncode}): see {os.path.join(workdir, 'serve.log')}")
+        time.sleep(0.2)
+    return server, KgymClient(open(endpoint_file).read().strip(), timeout_s=1800)
+
+
+def sweep_level(client: KgymClient, tasks: list, level: int, args, out) -> list:
+    """Submits every task of a level at once; returns the ExecResults in task order, printing
+    progress and writing each to `out` as it comes (a run cut short keeps what it measured)."""
+    options = {"precision": args.precision.upper(), "no_hacking_check": True, **args.option}
+    ids = {}
     for task in tasks:
-        command += ["--task", task]
-    results, started = [], time.monotonic()
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as process:
+        name = os.path.basename(task)
+        source = open(os.path.join(task, "candidates", "identity.py")).read()
+        ids[client.submit(name, source, options=options)] = name
+    by_task, started = {}, time.monotonic()
+    while len(by_task) < len(ids):
+        answer = client.receive()
+        r = answer["result"]
+        by_task[ids[answer["request_id"]]] = r
+        if out:
+            out.write(json.dumps({"level": level, **r}) + "\n")
+            out.flush()
+        print(f"  [{len(by_task)}/{len(tasks)} {time.monotonic() - started:6.0f} s] {r.get('task_id', '?')[:50]:50s} "
+              f"{r.get('verdict', '?'):15s} {r.get('wall_s', 0):6.1f} s {r.get('peak_device_memory_mb', 0) / 1024:6.1f} GiB "
+              f"speedup {r.get('speedup', 0):.4f}", file=sys.stderr, flush=True)
+    return [by_task[os.path.basename(t)] for t in tasks]
+
+
+def baseline_level(problems: list, args) -> tuple:
+    """KernelBench's harness on the same problems, in its own process: (rows, stubbed)."""
+    command = [sys.executable, os.path.join(ROOT, "bench", "kernelbench_baseline.py"),
+               "--kernelbench", args.kernelbench, "--precision", args.precision] + problems
+    rows, stubbed, started = [], [], time.monotonic()
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as process:
         for line in process.stdout:
-            if not line.startswith("{"):
-                continue
-            r = json.loads(line)
-            results.append(r)
-            if out:
-                out.write(json.dumps({"level": level, **r}) + "\n")
-                out.flush()
-            print(f"  [{len(results)}/{len(tasks)} {time.monotonic() - started:6.0f} s] {r.get('task_id', '?')[:50]:50s} "
-                  f"{r.get('verdict', '?'):15s} {r.get('wall_s', 0):6.1f} s {r.get('peak_device_memory_mb', 0) / 1024:6.1f} GiB "
-                  f"speedup {r.get('speedup', 0):.4f}", file=sys.stderr, flush=True)
-    return results
+            if line.startswith('{"stubbed"'):
+                stubbed = json.loads(line)["stubbed"]
+            elif line.startswith('{"problem"'):
+                row = json.loads(line)
+                rows.append(row)
+                print(f"  KernelBench [{len(rows)}/{len(problems)} {time.monotonic() - started:6.0f} s] "
+                      f"{row['problem'][:50]:50s} {'correct' if row['correct'] else 'NOT correct':11s} "
+                      f"{row['wall_s']:6.1f} s {row['peak_device_memory_mb'] / 1024:6.1f} GiB {row['error'][:80]}",
+                      file=sys.stderr, flush=True)
+    return rows, stubbed
 
 
 def report(level: int, results: list, elapsed_s: float) -> None:
@@ -56,7 +96,10 @@ def report(level: int, results: list, elapsed_s: float) -> None:
     ok = [r for r in results if r.get("verdict") == "OK"]
     if ok:
         deviation = [abs(r.get("speedup", 0) - 1) for r in ok]
-        print(f"  identity |speedup - 1| over the OK: mean {statistics.fmean(deviation):.4f}, max {max(deviation):.4f}")
+        print(f"  identity |speedup - 1| over the OK: mean {statistics.fmean(deviation):.4f}, max {max(deviation):.4f}; "
+              f"timed {statistics.fmean(r.get('timed_s', 0) for r in ok):.2f} s and wall "
+              f"{statistics.fmean(r.get('wall_s', 0) for r in ok):.2f} s per evaluation, speedup_rse mean "
+              f"{statistics.fmean(r.get('speedup_rse', 0) for r in ok):.5f}")
     for r in results:
         if r.get("verdict") != "OK":
             print(f"  not OK: {r.get('task_id')}: {r.get('verdict')} ({r.get('failed_phase', '')}) "
@@ -67,34 +110,71 @@ def report(level: int, results: list, elapsed_s: float) -> None:
                                            for r in sorted(results, key=lambda r: -r.get("peak_device_memory_mb", 0))[:5]))
 
 
+def compare(level: int, results: list, kgym_s: float, rows: list, baseline_s: float, stubbed: list) -> str:
+    """Prints where kgym and KernelBench's harness disagree; returns the level's table row."""
+    print(f"\nlevel {level}, KernelBench's harness: {sum(r['correct'] for r in rows)}/{len(rows)} correct, "
+          f"{baseline_s:.0f} s; stubbed packages: {', '.join(stubbed) or 'none'}")
+    for result, row in zip(results, rows):
+        if (result.get("verdict") == "OK") != row["correct"]:
+            print(f"  disagree: {result.get('task_id')}: kgym {result.get('verdict')}, KernelBench "
+                  f"{'correct' if row['correct'] else 'not correct'} {row['error'][:200]}")
+    kgym_rate = 3600 * len(results) / max(kgym_s, 1e-9)
+    baseline_rate = 3600 * len(rows) / max(baseline_s, 1e-9)
+    ok = sum(r.get("verdict") == "OK" for r in results)
+    return (f"| {level} | {len(results)} | {ok} | {sum(r['correct'] for r in rows)} | {kgym_rate:.0f} | "
+            f"{baseline_rate:.0f} | {kgym_rate / max(baseline_rate, 1e-9):.2f} |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kernelbench", required=True, help="a KernelBench checkout (e.g. ../shared/kernelbench)")
     parser.add_argument("--level", type=int, action="append", required=True, help="1, 2 or 3; repeat for several")
     parser.add_argument("--only", help="problem numbers of each level, e.g. 1,5,40 (default: all)")
+    parser.add_argument("--stride", type=int, default=1, help="every Nth problem of each level (a sample)")
     parser.add_argument("--kgym", default=os.path.join(ROOT, "build", "kgym"))
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cuda")
     parser.add_argument("--precision", choices=["fp32", "fp16", "bf16"], default="fp32")
+    parser.add_argument("--baseline", action="store_true",
+                        help="also run KernelBench's eval_kernel_against_ref on the same problems (needs cuda)")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="an EvalOptions field for every request, e.g. min_timed_s=1 (repeatable)")
     parser.add_argument("--out", help="write every ExecResult here (JSON lines)")
     args = parser.parse_args()
+    args.option = {name: json.loads(value) for name, value in (o.split("=", 1) for o in args.option)}
     only = {int(n) for n in args.only.split(",")} if args.only else None
     out = open(args.out, "w") if args.out else None
-    machine = None
+    machine, comparison = None, []
     with tempfile.TemporaryDirectory() as workdir:
+        tasks_dir = os.path.join(workdir, "tasks")
+        chosen = {}
         for level in args.level:
             problems = [p for p in kernelbench_tasks.problems(args.kernelbench, level)
-                        if only is None or int(os.path.basename(p).split("_")[0]) in only]
-            tasks = [kernelbench_tasks.identity_task(p, level, workdir) for p in problems]
-            print(f"level {level}: {len(tasks)} problems", file=sys.stderr, flush=True)
-            started = time.monotonic()
-            results = sweep_level(args.kgym, tasks, level, args, out)
-            elapsed = time.monotonic() - started
-            machine = machine or next((r["device_name"] for r in results if r.get("device_name")), None)
-            missing = len(tasks) - len(results)
-            report(level, results, elapsed)
-            if missing:
-                print(f"  {missing} problems got no result (kgym check stopped early)")
-    print(f"\nmachine: {machine or 'unknown'}; precision {args.precision}; identity answers through {args.kgym}")
+                        if only is None or int(os.path.basename(p).split("_")[0]) in only][::args.stride]
+            chosen[level] = (problems, [kernelbench_tasks.identity_task(p, level, tasks_dir) for p in problems])
+        server, client = start_server(args, tasks_dir, workdir)
+        try:
+            for level, (problems, tasks) in chosen.items():
+                print(f"level {level}: {len(tasks)} problems through kgym serve", file=sys.stderr, flush=True)
+                started = time.monotonic()
+                results = sweep_level(client, tasks, level, args, out)
+                elapsed = time.monotonic() - started
+                machine = machine or next((r["device_name"] for r in results if r.get("device_name")), None)
+                report(level, results, elapsed)
+                if args.baseline:
+                    print(f"level {level}: the same problems through KernelBench's harness", file=sys.stderr, flush=True)
+                    started = time.monotonic()
+                    rows, stubbed = baseline_level(problems, args)
+                    comparison.append(compare(level, results, elapsed, rows, time.monotonic() - started, stubbed))
+        finally:
+            server.terminate()
+            server.wait(timeout=120)
+    print(f"\nmachine: {machine or 'unknown'}; precision {args.precision}; identity answers through "
+          f"{args.kgym} serve --device {args.device}")
+    if comparison:
+        print("\n| level | problems | kgym OK | KernelBench correct | kgym evals/hour | KernelBench evals/hour | ratio |")
+        print("|---|---|---|---|---|---|---|")
+        for row in comparison:
+            print(row)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,11 @@ def problems(kernelbench: str, level: int) -> list:
     return [os.path.join(folder, n) for n in names]
 
 
+def identity_source(source: str) -> str:
+    """The problem's own Model renamed ModelNew."""
+    return re.sub(r"\bModel\b", "ModelNew", source)
+
+
 def identity_task(problem: str, level: int, workdir: str) -> str:
     """A task directory under `workdir` for one problem file, named l<level>_<file stem>."""
     source = open(problem).read()
@@ -24,5 +29,5 @@ def identity_task(problem: str, level: int, workdir: str) -> str:
     with open(os.path.join(task, "task.json"), "w") as f:
         json.dump({"level": level}, f)
     with open(os.path.join(task, "candidates", "identity.py"), "w") as f:
-        f.write(re.sub(r"\bModel\b", "ModelNew", source))
+        f.write(identity_source(source))
     return task

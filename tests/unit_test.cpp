@@ -183,6 +183,19 @@ TEST(Defaults, FillOnlyWhatIsUnset) {
   EXPECT_EQ(with_defaults(o, CPU).rtol(), 1e-2);
 }
 
+TEST(Defaults, TimingStopsOnItsPrecisionOnTheGpuOnlyAndNeverBelowTheFloor) {
+  EvalOptions o;
+  EvalOptions cuda = with_defaults(o, CUDA), cpu = with_defaults(o, CPU);
+  EXPECT_EQ(cuda.min_timed_s(), 0.5);
+  EXPECT_EQ(cuda.max_timed_s(), 1.0);
+  EXPECT_EQ(cuda.timing_precision(), 0.001);
+  EXPECT_EQ(cpu.timing_precision(), 0.0);  // the CPU's timing is a fixed span
+  EXPECT_EQ(cpu.max_timed_s(), cpu.min_timed_s());
+  o.set_min_timed_s(2.0);  // a floor above the GPU's default cap: the cap follows it
+  EXPECT_EQ(with_defaults(o, CPU).max_timed_s(), 2.0);
+  EXPECT_EQ(with_defaults(o, CUDA).max_timed_s(), 2.0);
+}
+
 TEST(Defaults, TolerancesPerPrecisionAndSet) {
   EXPECT_EQ(default_tolerance(FP32, KERNELBENCH_TOLERANCES), 1e-4);
   EXPECT_EQ(default_tolerance(FP16, KERNELBENCH_TOLERANCES), 1e-2);

@@ -47,7 +47,11 @@ EvalOptions with_defaults(EvalOptions o, Device device) {
   if (o.correctness_timeout_s() <= 0) o.set_correctness_timeout_s(cuda ? 180 : 300);
   if (o.timing_timeout_s() <= 0) o.set_timing_timeout_s(cuda ? 120 : 300);
   if (o.memory_limit_mb() <= 0) o.set_memory_limit_mb(cuda ? 16384 : 4096);
-  if (o.min_timed_s() <= 0) o.set_min_timed_s(cuda ? 1.0 : 0.5);
+  if (o.min_timed_s() <= 0) o.set_min_timed_s(0.5);
+  // cuda: a steady kernel stops at min_timed_s, a noisy one gets up to max_timed_s.
+  if (o.timing_precision() <= 0 && cuda) o.set_timing_precision(0.001);
+  if (o.max_timed_s() <= 0) o.set_max_timed_s(cuda ? 1.0 : o.min_timed_s());
+  if (o.max_timed_s() < o.min_timed_s()) o.set_max_timed_s(o.min_timed_s());
   if (o.traced_reps() <= 0) o.set_traced_reps(5);
   if (o.compile_timeout_s() <= 0) o.set_compile_timeout_s(600);
   if (o.total_timeout_s() <= 0) o.set_total_timeout_s(cuda ? 300 : 600);

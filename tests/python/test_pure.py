@@ -1,4 +1,5 @@
 """Exact-value tests of the sandbox's pure functions (no GPU, no candidate code)."""
+import math
 import os
 import sys
 import unittest
@@ -206,6 +207,30 @@ class TimingPlan(unittest.TestCase):
     def test_request_cost_never_negative_nor_above_half_a_request(self):
         self.assertEqual(timing.request_cost([0.01, 0.02, 0.01], [0.2], 8), 0.0)
         self.assertAlmostEqual(timing.request_cost([0.011], [0.018], 8), 0.0055, places=12)
+
+    def test_ratio_rse_is_a_robust_standard_error_of_the_pairs_log_ratios_after_the_first(self):
+        e = math.exp
+        # Pairs after the first: log-ratios 0.01, -0.01, 0.03, 0.5 (a slow batch): median 0.02,
+        # absolute deviations 0.01, 0.03, 0.01, 0.48: MAD 0.02; scale 1.4826 * 0.02, over sqrt(4).
+        ref = [9.0, e(0.01), e(-0.01), e(0.03), e(0.5)]
+        cand = [1.0] * 5
+        self.assertAlmostEqual(timing.ratio_rse(ref, cand), 1.4826 * 0.02 / 2, places=12)
+        self.assertEqual(timing.ratio_rse([1.0, 1.0, 1.0], [1.0, 1.0, 1.0]), math.inf)  # two pairs after the first
+
+    def test_timing_stops_at_the_floor_when_steady_and_at_the_cap_when_noisy(self):
+        rule = timing.StopRule(reps=1000, min_timed_s=0.5, max_timed_s=1.5, precision=0.001)
+        steady = [0.05] * 11
+        self.assertFalse(rule.done(steady[:9], steady[:9], 90))  # 0.45 s a side: under the floor
+        self.assertTrue(rule.done(steady, steady, 110))          # 0.55 s, 10 pairs, error 0
+        self.assertFalse(rule.done([0.1] * 6, [0.1] * 6, 60))    # 0.6 s but 5 pairs: too few to stop on
+        noisy_ref, noisy_cand = [0.05, 0.051, 0.049] * 4, [0.05] * 12
+        self.assertFalse(rule.done(noisy_ref, noisy_cand, 120))  # over the floor, error ~0.009
+        self.assertTrue(rule.done(noisy_ref * 3, noisy_cand * 3, 360))  # 1.8 s a side: the cap
+        self.assertTrue(rule.done(steady[:2], steady[:2], 1000))  # timing_reps calls
+        self.assertFalse(rule.done([1.0], [1.0], 4))              # fewer than 5 calls
+        fixed = timing.StopRule(reps=1000, min_timed_s=0.5)      # no precision: a fixed span
+        self.assertTrue(fixed.done(noisy_ref, noisy_cand, 60))
+        self.assertEqual(timing.StopRule(5, 1.0, 0.2).max_timed_s, 1.0)  # a cap below the floor is the floor
 
 
 class Packing(unittest.TestCase):

@@ -8,6 +8,7 @@ and the clocks live here, and the candidate is a process at the other end of a c
 of its own (the reference runner), so both sides are measured through one path. Short and linear on purpose (in the manner of KernelBench's harness).
 Everything that can kill or hang a process is the executor's business, not this file's.
 """
+import math
 import os
 import random
 import time
@@ -21,8 +22,8 @@ from .failures import Failure, failure_from  # noqa: F401  (callers catch evalua
 # A mirror of gpu/executor/eval_defaults.cpp, for callers that are not the executor (the
 # executor always sends every option filled in).
 DEFAULTS = {"correctness_trials": 5, "warmup_reps": 3, "seed": 42, "traced_reps": 5}  # atol, rtol: precision.py
-DEVICE_DEFAULTS = {"cuda": {"timing_reps": 1000, "min_timed_s": 1.0},
-                   "cpu": {"timing_reps": 5, "min_timed_s": 0.5}}
+DEVICE_DEFAULTS = {"cuda": {"timing_reps": 1000, "min_timed_s": 0.5, "max_timed_s": 1.0, "timing_precision": 0.001},
+                   "cpu": {"timing_reps": 5, "min_timed_s": 0.5, "max_timed_s": 0.5, "timing_precision": 0.0}}
 TIMED_CHECK_SHARE = 0.1  # of the timed calls whose output is compared, chosen after each call
 
 
@@ -269,8 +270,9 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
 
     try:
         timed = timing.time_interleaved(timed_reference, candidate, new_inputs, timed["expected"], check_timed,
-                                        int(opts["timing_reps"]), timed["batch"],
-                                        float(opts["min_timed_s"]), device, seconds,
+                                        timing.StopRule(int(opts["timing_reps"]), float(opts["min_timed_s"]),
+                                                        float(opts["max_timed_s"]), float(opts["timing_precision"])),
+                                        timed["batch"], device, seconds,
                                         lambda: rng.random() < TIMED_CHECK_SHARE)
         lap.skip()  # time_interleaved counted its parts
         reference_changed = timed_reference.finish()  # its process exits while the traced calls run
@@ -300,6 +302,8 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     result["candidate_call_overhead_us"] = timed["overhead_s"] * 1e6
     result["reference_time"], result["candidate_time"] = timing.stats(ref_ms), timing.stats(cand_ms)
     result["timed_s"] = (sum(ref_ms) + sum(cand_ms)) / 1e3
+    if math.isfinite(timed["rse"]):  # fewer than 3 batch pairs after the first: unknown
+        result["speedup_rse"] = timed["rse"]
     result["speedup"] = result["reference_time"]["iqm_ms"] / max(result["candidate_time"]["iqm_ms"], 1e-9)
     enter(None)
     result["correct"] = True

@@ -25,6 +25,7 @@ from .compare import flatten as flat
 BATCH_TARGET_S = 0.05      # a batch this long makes the per-request cost ~0.5% before calibration
 MAX_BATCH = 64
 BATCH_MEMORY_BYTES = 4 << 30  # inputs and outputs of a batch, each side
+MIN_STOPPING_PAIRS = 10  # batch pairs before the timing may stop on its precision
 
 
 def interquartile_mean(times_ms: list) -> float:
@@ -139,6 +140,42 @@ def tensor_bytes(values: list) -> int:
     return sum(t.numel() * t.element_size() for t in values if isinstance(t, torch.Tensor))
 
 
+def ratio_rse(ref_batches: list, cand_batches: list, min_pairs: int = 3) -> float:
+    """The relative standard error of the speedup, from the paired batches' log-ratios (the
+    first pair left out: no warm-up batch runs before it), with a robust scale (1.4826 times
+    their median absolute deviation): the few slow batches a GPU shows are what the IQM leaves
+    out, and they would swamp a standard deviation. Infinite below `min_pairs` pairs: over fewer,
+    on an H100, the estimate missed a drift of the first half second by up to 10 times."""
+    ratios = [math.log(r / c) for r, c in zip(ref_batches[1:], cand_batches[1:]) if r > 0 and c > 0]
+    if len(ratios) < min_pairs:
+        return math.inf
+    middle = statistics.median(ratios)
+    scale = 1.4826 * statistics.median(abs(x - middle) for x in ratios)
+    return scale / math.sqrt(len(ratios))
+
+
+class StopRule:
+    """When the interleaved timing has measured enough: after `reps` calls a side; once both
+    sides have `max_timed_s`; or once both have `min_timed_s` and the speedup's relative
+    standard error is at most `precision` (0: never early). A steady kernel stops at the floor,
+    a noisy one gets up to the cap, so the timing costs what the precision needs."""
+
+    def __init__(self, reps: int, min_timed_s: float, max_timed_s: float = 0.0, precision: float = 0.0):
+        self.reps, self.min_timed_s, self.precision = reps, min_timed_s, precision
+        self.max_timed_s = max(max_timed_s, min_timed_s)
+
+    def done(self, ref_batches: list, cand_batches: list, calls: int) -> bool:
+        if calls >= self.reps:
+            return True
+        if calls < 5:
+            return False
+        timed = min(sum(ref_batches), sum(cand_batches))
+        if timed >= self.max_timed_s:
+            return True
+        return timed >= self.min_timed_s and self.precision > 0 and \
+            ratio_rse(ref_batches, cand_batches, MIN_STOPPING_PAIRS) <= self.precision
+
+
 def batch_size(call_s: float, set_bytes: int) -> int:
     """Calls per batch: long enough to amortise a request, within the memory budget."""
     by_time = math.ceil(BATCH_TARGET_S / max(call_s, 1e-6))
@@ -146,11 +183,10 @@ def batch_size(call_s: float, set_bytes: int) -> int:
     return int(max(1, min(by_time, by_memory, MAX_BATCH)))
 
 
-def time_interleaved(reference, candidate, new_inputs, expected: list, check, reps: int, k: int,
-                     min_timed_s: float, device: str, seconds: dict, check_this) -> dict:
+def time_interleaved(reference, candidate, new_inputs, expected: list, check, stop: StopRule, k: int,
+                     device: str, seconds: dict, check_this) -> dict:
     """Batches of k calls a side (from `plan`), alternating which side runs first; both sides
-    answer timed_batch for the same input sets. Stops after `reps` calls per side, or earlier
-    once each side has been timed for `min_timed_s` and at least 5 calls ran. Then takes what a
+    answer timed_batch for the same input sets, until `stop` says enough. Then takes what a
     request costs (`request_cost`: single-call requests to the reference against its batches)
     off every batch of both sides. `check(call, expected, given)` raises on a wrong timed
     output; `check_this()` says, per call after its batch, whether to compare it. Adds where
@@ -189,7 +225,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, re
             spent["timing_calls"] += t2 - t1
             calls += k
             batch += 1
-            last = calls >= reps or (calls >= 5 and min(sum(raw["ref"]), sum(raw["cand"])) >= min_timed_s)
+            last = stop.done(raw["ref"], raw["cand"], calls)
             for i in range(k):
                 if (last and i == k - 1) or check_this():
                     check(calls - k + i, reference.slot_output(i), candidate.slot_output(i))
@@ -206,7 +242,8 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, re
     reference.overhead_s = candidate.overhead_s = cost  # the same path: taken off both
     seconds.update(spent)
     per_call = {name: [max(t - cost, 0.0) * 1e3 / k for t in times for _ in range(k)] for name, times in raw.items()}
-    return {"reference_ms": per_call["ref"], "candidate_ms": per_call["cand"], "checked": checked, "overhead_s": cost}
+    return {"reference_ms": per_call["ref"], "candidate_ms": per_call["cand"], "checked": checked, "overhead_s": cost,
+            "rse": ratio_rse(raw["ref"], raw["cand"])}
 
 
 def time_traced(candidate, new_inputs, reps: int) -> list:
