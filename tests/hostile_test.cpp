@@ -340,6 +340,45 @@ TEST(Containment, SecretsAndInheritedDescriptorsStayOutside) {
   std::filesystem::remove(canary_file);
 }
 
+// The world-writable directories of this machine (to depth 4; /proc and /sys aside), as the
+// test sees them from outside the sandbox.
+static std::vector<std::filesystem::path> world_writable_directories() {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> found;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator("/", fs::directory_options::skip_permission_denied, ec);
+       it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const fs::path& p = it->path();
+    if (ec || p == "/proc" || p == "/sys" || it.depth() >= 4 || it->is_symlink(ec) || !it->is_directory(ec)) {
+      if (it->is_directory(ec) && !it->is_symlink(ec)) it.disable_recursion_pending();
+      continue;
+    }
+    if ((fs::status(p, ec).permissions() & fs::perms::others_write) != fs::perms::none) found.push_back(p);
+  }
+  return found;
+}
+
+// No writable host path: a candidate that writes a file into every world-writable directory
+// it finds leaves none behind (its private /tmp, /var/tmp and /dev/shm go with it).
+TEST(Containment, NoWorldWritableHostDirectoryKeepsAFile) {
+  if (test_device() == CUDA && !gpu_present())
+    GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
+  const auto directories = world_writable_directories();
+  ASSERT_FALSE(directories.empty()) << "no world-writable directory to check (expected at least /tmp)";
+  const std::string fused = read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py"));
+  ExecResult r = evaluator().evaluate(
+      request_for("gelu_scale_residual", "writes_host", fused + "\n" + read_text(source_path("tests/hostile/writes_host.py"))));
+  EXPECT_EQ(Verdict_Name(r.verdict()), "OK") << summary_line(r);
+  std::vector<std::string> kept;
+  for (const auto& d : directories)
+    if (std::filesystem::exists(d / "kgym-host-canary")) {
+      kept.push_back(d.string());
+      std::filesystem::remove(d / "kgym-host-canary");
+    }
+  EXPECT_TRUE(kept.empty()) << "a file left in " << kept.size() << " of " << directories.size()
+                            << " world-writable directories, e.g. " << (kept.empty() ? "" : kept.front());
+}
+
 // A limit for the whole evaluation: a candidate that stays under each phase's limit still
 // ends in TIMEOUT once the total is spent.
 TEST(Containment, TheWholeEvaluationHasATimeLimit) {

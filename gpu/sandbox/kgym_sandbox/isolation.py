@@ -14,6 +14,11 @@ CLONE_NEWNET = 0x40000000
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
 MS_BIND = 4096
+MS_RDONLY = 1
+MS_REMOUNT = 32
+# Per-mount flags a read-only remount must keep (in a user namespace they are locked).
+MOUNT_FLAGS = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 2048,
+               "relatime": 1 << 21, "strictatime": 1 << 24}
 NOBODY = 65534
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -119,7 +124,31 @@ def _private_tmp(workdir: str, granted: list) -> str:
     if "/tmp" not in shadowed:
         return workdir
     granted.append("private_tmp:" + ",".join(shadowed))
+    _read_only_host(set(shadowed), granted)
     return "/tmp"
+
+
+def _mounts() -> list:
+    """(mount point, per-mount options) of this mount namespace, from /proc/self/mountinfo."""
+    unescape = lambda path: path.encode().decode("unicode_escape")  # noqa: E731  (\040 is a space)
+    with open("/proc/self/mountinfo") as f:
+        return [(unescape(line.split()[4]), line.split()[5].split(",")) for line in f]
+
+
+def _read_only_host(private: set, granted: list) -> None:
+    """Every mount but the private directories and /proc becomes read-only in this mount
+    namespace, so no world-writable host directory (/run/lock, /var/crash, a home...) takes a
+    file. Device nodes stay usable: a read-only mount refuses new files, not writes to them."""
+    failed = []
+    for target, options in _mounts():
+        if "ro" in options or any(target == d or target.startswith(d + "/") for d in private | {"/proc"}):
+            continue
+        flags = MS_REMOUNT | MS_BIND | MS_RDONLY
+        for option in options:
+            flags |= MOUNT_FLAGS.get(option, 0)
+        if not _mount("", target, flags):
+            failed.append(target)
+    granted.append("read_only_host" if not failed else "read_only_host_except:" + ",".join(failed[:8]))
 
 
 def set_limits(limits: dict) -> list:
