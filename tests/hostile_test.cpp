@@ -379,6 +379,23 @@ TEST(Containment, NoWorldWritableHostDirectoryKeepsAFile) {
                             << " world-writable directories, e.g. " << (kept.empty() ? "" : kept.front());
 }
 
+// Evaluations cannot see each other: a candidate that stops every process it can see (the
+// prepared next evaluation's candidate, were it the same uid) sees none, and the evaluation
+// after it is OK.
+TEST(Containment, ACandidateSeesAndStopsNoOtherProcess) {
+  if (test_device() == CUDA && !gpu_present())
+    GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
+  const std::string fused = read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py"));
+  ExecResult r = evaluator().evaluate(request_for(
+      "gelu_scale_residual", "stops_siblings", fused + "\n" + read_text(source_path("tests/hostile/stops_siblings.py"))));
+  EXPECT_NE(r.message().find("seen 0 stopped 0"), std::string::npos) << r.message();
+  ExecResult after = evaluator().evaluate(request_for("gelu_scale_residual", "correct_after_stopping", fused));
+  EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);
+  bool hidden = false;
+  for (const auto& granted : r.isolation()) hidden |= granted == "candidate:hidepid";
+  EXPECT_TRUE(hidden || ::geteuid() != 0) << "as root the candidate's /proc hides other uids";
+}
+
 // A limit for the whole evaluation: a candidate that stays under each phase's limit still
 // ends in TIMEOUT once the total is spent.
 TEST(Containment, TheWholeEvaluationHasATimeLimit) {

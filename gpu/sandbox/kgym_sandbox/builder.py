@@ -42,7 +42,7 @@ def main() -> None:
         try:
             arch = arch or extension_build.device_arch()
             built = extension_build.build(build["source"], build["workdir"], build["cache_dir"], arch,
-                                          float(build.get("timeout_s") or 600), isolation.NOBODY)
+                                          float(build.get("timeout_s") or 600), isolation.BUILD_UID)
         except Exception as exc:  # kgym's own failure: said as such
             built = {"extensions": [], "error": f"kgym could not build the extensions: {exc!r}", "internal": True}
         sweep(set())  # whatever the recorder or a compiler left running

@@ -16,10 +16,12 @@ MS_PRIVATE = 1 << 18
 MS_BIND = 4096
 MS_RDONLY = 1
 MS_REMOUNT = 32
+MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
 # Per-mount flags a read-only remount must keep (in a user namespace they are locked).
-MOUNT_FLAGS = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 2048,
+MOUNT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": 1024, "nodiratime": 2048,
                "relatime": 1 << 21, "strictatime": 1 << 24}
 NOBODY = 65534
+BUILD_UID = 65531  # builds as root: apart from every candidate uid (zygote.CANDIDATE_UIDS) and the judge's
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -151,6 +153,15 @@ def _read_only_host(private: set, granted: list) -> None:
     granted.append("read_only_host" if not failed else "read_only_host_except:" + ",".join(failed[:8]))
 
 
+def _hide_other_processes(granted: list) -> None:
+    """A /proc of its own with hidepid=2: the process sees only its own uid's processes, so not
+    kgym's (their command lines), the judge's or another evaluation's. Root only: without a
+    pid namespace of its own, a user namespace may not mount proc."""
+    if "mountns" in granted and os.geteuid() == 0 and \
+            _mount("proc", "/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "proc", "hidepid=2"):
+        granted.append("hidepid")
+
+
 def set_limits(limits: dict) -> list:
     """Lowers resource limits (process-wide, for good); returns what was set."""
     granted = []
@@ -217,6 +228,7 @@ def confine(workdir: str, uid: int):
     _drop_privileges_prepare(workdir, uid)
     _enter_namespaces(granted)
     workdir = _private_tmp(workdir, granted)
+    _hide_other_processes(granted)
     _drop_privileges(granted, uid)  # set_limits comes after: RLIMIT_NPROC then counts this uid
     os.chdir(workdir)
     for var in ("HOME", "TMPDIR", "TRITON_CACHE_DIR"):

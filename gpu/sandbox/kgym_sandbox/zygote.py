@@ -7,6 +7,7 @@ stdin: SandboxCommand frames; stdout: SandboxEvent frames (kgym.proto, JSON mapp
 import argparse
 import ctypes
 import fcntl
+import itertools
 import json
 import os
 import platform
@@ -67,6 +68,9 @@ def sweep(keep: set) -> int:
 
 
 JUDGE_UID = 65533  # the judge's own uid as root: the candidate (nobody) cannot signal, trace or read it
+# Candidates' uids as root, taken in turn: the prepared next candidate never shares its uid
+# with the running one, so neither can signal, trace or (hidepid) see the other.
+CANDIDATE_UIDS = (65534, 65532)
 
 
 class Pair:
@@ -81,7 +85,8 @@ class Pair:
     processes warm up at once); a judge takes it exclusively for a moment before it starts
     timing, so a warm-up never overlaps a timed region."""
 
-    def __init__(self, workdir: str, device: str, recorder, lock_fd: int, out_fd: int, bindings: dict):
+    def __init__(self, workdir: str, device: str, recorder, lock_fd: int, out_fd: int, bindings: dict,
+                 candidate_uid: int):
         self.workdir = workdir
         judge_dir, candidate_dir, reference_dir = (os.path.join(workdir, name)
                                                    for name in ("judge", "candidate", "reference"))
@@ -115,7 +120,8 @@ class Pair:
             judge_end.close()
             judge_reference_end.close()
             reference_end.close()
-            runner_main("candidate", candidate_dir, candidate_end, recorder, device, lock_fd, key_r, bindings)
+            runner_main("candidate", candidate_dir, candidate_end, recorder, device, lock_fd, key_r, bindings,
+                        candidate_uid)
         self.reference_pid = os.fork()
         if self.reference_pid == 0:
             for fd in (self.command_w, command_r, self.result_r, result_w, out_fd, key_r, key_w, reference_key_w):
@@ -123,7 +129,8 @@ class Pair:
                     os.close(fd)
             for end in (judge_end, candidate_end, judge_reference_end):
                 end.close()
-            runner_main("reference", reference_dir, reference_end, recorder, device, lock_fd, reference_key_r, {})
+            runner_main("reference", reference_dir, reference_end, recorder, device, lock_fd, reference_key_r, {},
+                        JUDGE_UID)
         os.close(command_r)
         os.close(result_w)
         for end in (judge_end, candidate_end, judge_reference_end, reference_end):
@@ -294,8 +301,8 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
 
 
 def runner_main(role: str, workdir: str, end, recorder, device: str, lock_fd: int, key_fd: int,
-                bindings: dict) -> None:
-    """In a forked runner: the candidate process (`role` "candidate": uid nobody, the
+                bindings: dict, uid: int) -> None:
+    """In a forked runner: the candidate process (`role` "candidate": a candidate uid, the
     candidate's limits, ModelNew) or the reference runner ("reference": the judge's uid, which
     the candidate cannot reach, no limits, the task's Model), served alike so the judge times
     both the same way: confine (own uid, namespaces, private tmp), start the trace, warm up,
@@ -306,7 +313,7 @@ def runner_main(role: str, workdir: str, end, recorder, device: str, lock_fd: in
     try:
         if key_fd >= 0:
             tracing.preload(device)
-        granted, workdir = isolation.confine(workdir, isolation.NOBODY if role == "candidate" else JUDGE_UID)
+        granted, workdir = isolation.confine(workdir, uid)
         if key_fd >= 0:
             tracing.start(workdir, key_fd, device)
         if device == "cuda":
@@ -462,9 +469,11 @@ def main() -> None:
     os.unlink(lock_path)  # children keep the open file; nobody else can reach it
     bindings = integrity.bindings(integrity.harness_modules())  # before any candidate exists
     standby, exiting, wait_for_exits = None, Exiting(), False
+    pairs_made = itertools.count()
 
     def prepare(workdir: str) -> Pair:
-        return Pair(workdir, args.device, recorder, lock_fd, out_fd, bindings)
+        uid = CANDIDATE_UIDS[next(pairs_made) % len(CANDIDATE_UIDS)]
+        return Pair(workdir, args.device, recorder, lock_fd, out_fd, bindings, uid)
 
     for line in sys.stdin:
         command = json.loads(line)
