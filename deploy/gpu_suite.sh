@@ -3,7 +3,9 @@
 # tiny random-weight model served and trained on the GPU by deploy/trainer, `kgym train
 # --policy openai`, `kgym eval` of the embedded policy and of the served model) and the GPU
 # benchmark in one call, on a machine with a GPU, then the control-plane benchmarks
-# (KGYM_SKIP_TESTS, _TRAIN, _LLM, _DISPATCH, _BENCH=1 leave one out).
+# (KGYM_SKIP_TESTS, _TRAIN, _LLM, _DISPATCH, _BENCH=1 leave one out). The GPU tests take
+# about 10 minutes on an H100; KGYM_TEST_SHARD=I/N runs the I-th of N shards of every
+# GoogleTest binary (GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS), for machines lent by the call.
 # Built elsewhere: carry build/ and .debs/ (deploy/device_bundle.sh) and run this there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +25,9 @@ out=${OUT:-/tmp/kgym-gpu-suite}
 mkdir -p "$out"
 status=0
 if [ "${KGYM_SKIP_TESTS:-0}" != 1 ]; then
+  if [ -n "${KGYM_TEST_SHARD:-}" ]; then
+    export GTEST_SHARD_INDEX="${KGYM_TEST_SHARD%/*}" GTEST_TOTAL_SHARDS="${KGYM_TEST_SHARD#*/}"
+  fi
   export KGYM_TRACE_ARCHIVE="$out/traces"  # CUPTI traces of the profile tests, as test data
   mkdir -p "$KGYM_TRACE_ARCHIVE"
   ctest --test-dir build -L gpu -V 2>&1 > "$out/ctest-gpu.log" || status=1
