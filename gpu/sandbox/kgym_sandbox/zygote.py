@@ -291,15 +291,7 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
         failure = evaluate.failure_from(exc, "harness", "evaluation failed")
         result.update(verdict="INTERNAL_ERROR", failed_phase="harness", message=failure.message)
         if device == "cuda" and evaluate.failures.out_of_device_memory(failure.message):
-            if evaluate.device_memory.candidate_exhausted():
-                # The judge's allocation met a GPU the candidate's process (still alive,
-                # holding it) had taken more than its share of: the candidate's doing.
-                result.update(verdict="RESOURCE_LIMIT", message="the candidate's process holds more than its share "
-                              "of the GPU's memory; the judge's allocation failed: " + failure.message,
-                              evidence=[{"kind": "candidate_out_of_device_memory", "source": "judge",
-                                         "detail": failure.message[:200]}])
-            else:
-                result["own_device_memory_exhausted"] = True
+            result["own_device_memory_exhausted"] = True
     result["isolation"] = result.get("isolation", []) + ["candidate:" + g for g in candidate.isolation]
     try:
         protocol.write_frame(result_fd, {"result": result})
