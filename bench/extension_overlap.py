@@ -12,15 +12,10 @@ time of the whole batch against that sum; a ratio below 1 is time the build work
 """
 import argparse
 import os
-import subprocess
-import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "deploy", "client"))
-
-from kgym_client import KgymClient  # noqa: E402
+from local_serve import ROOT, local_serve
 
 
 def main():
@@ -36,21 +31,11 @@ def main():
     requests += [("gelu_scale_residual", triton + f"\n# {i}\n") for i in range(args.triton)]
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "KGYM_EXTENSION_CACHE": os.path.join(tmp, "cache")}
-        endpoint_file = os.path.join(tmp, "endpoint")
-        server = subprocess.Popen([args.kgym, "serve", "--device", "cuda", "--api", "tcp://127.0.0.1:*",
-                                   "--endpoint-file", endpoint_file], env=env, stdout=subprocess.DEVNULL,
-                                  stderr=open(os.path.join(tmp, "serve.log"), "w"))
-        try:
-            while not os.path.exists(endpoint_file) or not open(endpoint_file).read().strip():
-                time.sleep(0.2)
-            client = KgymClient(open(endpoint_file).read().strip(), timeout_s=1800)
+        with local_serve(args.kgym, ["--device", "cuda"], tmp, env) as client:
             client.evaluate("gelu_scale_residual", triton)  # the sandbox started, off the clock
             started = time.perf_counter()
             answers = client.evaluate_many(requests)
             wall = time.perf_counter() - started
-        finally:
-            server.terminate()
-            server.wait(timeout=60)
     results = [a["result"] for a in answers.values()]
     serial = sum(r.get("wall_s", 0) + r.get("harness_seconds", {}).get("extension_build", 0) for r in results)
     verdicts = {}

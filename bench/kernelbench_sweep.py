@@ -28,23 +28,8 @@ from collections import Counter
 
 import kernelbench_tasks
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "deploy", "client"))
-
-from kgym_client import KgymClient  # noqa: E402
-
-
-def start_server(args, tasks_dir: str, workdir: str):
-    """`kgym serve` over the problems; returns (process, client) once it answers."""
-    endpoint_file = os.path.join(workdir, "endpoint")
-    server = subprocess.Popen([args.kgym, "serve", "--device", args.device, "--tasks-dir", tasks_dir,
-                               "--api", "tcp://127.0.0.1:*", "--endpoint-file", endpoint_file],
-                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(workdir, "serve.log"), "w"))
-    while not (os.path.exists(endpoint_file) and open(endpoint_file).read().strip()):
-        if server.poll() is not None:
-            sys.exit(f"kgym serve exited ({server.returncode}): see {os.path.join(workdir, 'serve.log')}")
-        time.sleep(0.2)
-    return server, KgymClient(open(endpoint_file).read().strip(), timeout_s=1800)
+from local_serve import ROOT, local_serve  # first: it puts the client on the path
+from kgym_client import KgymClient
 
 
 def sweep_level(client: KgymClient, tasks: list, level: int, args, out) -> list:
@@ -151,8 +136,7 @@ def main():
             problems = [p for p in kernelbench_tasks.problems(args.kernelbench, level)
                         if only is None or int(os.path.basename(p).split("_")[0]) in only][::args.stride]
             chosen[level] = (problems, [kernelbench_tasks.identity_task(p, level, tasks_dir) for p in problems])
-        server, client = start_server(args, tasks_dir, workdir)
-        try:
+        with local_serve(args.kgym, ["--device", args.device, "--tasks-dir", tasks_dir], workdir) as client:
             for level, (problems, tasks) in chosen.items():
                 print(f"level {level}: {len(tasks)} problems through kgym serve", file=sys.stderr, flush=True)
                 started = time.monotonic()
@@ -165,9 +149,6 @@ def main():
                     started = time.monotonic()
                     rows, stubbed = baseline_level(problems, args)
                     comparison.append(compare(level, results, elapsed, rows, time.monotonic() - started, stubbed))
-        finally:
-            server.terminate()
-            server.wait(timeout=120)
     print(f"\nmachine: {machine or 'unknown'}; precision {args.precision}; identity answers through "
           f"{args.kgym} serve --device {args.device}")
     if comparison:

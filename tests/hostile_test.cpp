@@ -349,8 +349,10 @@ static std::vector<std::filesystem::path> world_writable_directories() {
   for (auto it = fs::recursive_directory_iterator("/", fs::directory_options::skip_permission_denied, ec);
        it != fs::recursive_directory_iterator(); it.increment(ec)) {
     const fs::path& p = it->path();
-    if (ec || p == "/proc" || p == "/sys" || it.depth() >= 4 || it->is_symlink(ec) || !it->is_directory(ec)) {
-      if (it->is_directory(ec) && !it->is_symlink(ec)) it.disable_recursion_pending();
+    if (it->is_symlink(ec) || !it->is_directory(ec))
+      continue;
+    if (p == "/proc" || p == "/sys" || it.depth() >= 4) {
+      it.disable_recursion_pending();
       continue;
     }
     if ((fs::status(p, ec).permissions() & fs::perms::others_write) != fs::perms::none) found.push_back(p);

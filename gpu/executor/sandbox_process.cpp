@@ -1,5 +1,7 @@
 #include "gpu/executor/sandbox_process.hpp"
 
+#include "gpu/executor/name_list.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -59,15 +61,8 @@ bool sandbox_environment_passes(const std::string& name, const std::string& extr
   for (const char* prefix : {"LC_", "NVIDIA_", "TRITON_"})
     if (name.rfind(prefix, 0) == 0)
       return true;
-  for (size_t at = 0; at < extra.size();) {
-    size_t end = extra.find(',', at);
-    if (end == std::string::npos)
-      end = extra.size();
-    if (extra.compare(at, end - at, name) == 0 && end > at)
-      return true;
-    at = end + 1;
-  }
-  return false;
+  const auto named = comma_separated(extra);
+  return std::find(named.begin(), named.end(), name) != named.end();
 }
 
 std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready* ready) {

@@ -1,5 +1,7 @@
 #include "gpu/executor/scrub.hpp"
 
+#include "gpu/executor/name_list.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,13 +25,7 @@ std::string scrub(std::string text, const std::vector<std::string>& secrets, siz
 
 std::vector<std::string> secret_values(char** environment, const std::string& extra_names) {
   static const char* const marks[] = {"SECRET", "TOKEN", "PASSWORD", "PASSWD", "API_KEY", "ACCESS_KEY", "PRIVATE_KEY"};
-  std::vector<std::string> extra;
-  for (size_t at = 0; at <= extra_names.size();) {
-    size_t end = std::min(extra_names.find(',', at), extra_names.size());
-    if (end > at)
-      extra.push_back(extra_names.substr(at, end - at));
-    at = end + 1;
-  }
+  const std::vector<std::string> extra = comma_separated(extra_names);
   std::vector<std::string> values;
   for (char** e = environment; e && *e; ++e) {
     std::string entry = *e;

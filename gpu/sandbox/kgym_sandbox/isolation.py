@@ -20,8 +20,14 @@ MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
 # Per-mount flags a read-only remount must keep (in a user namespace they are locked).
 MOUNT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": 1024, "nodiratime": 2048,
                "relatime": 1 << 21, "strictatime": 1 << 24}
+# The uids an evaluation's processes take as root, each apart from the others, so none can
+# signal, trace or (hidepid) see another: candidates take CANDIDATE_UIDS in turn (the prepared
+# next candidate never shares the running one's), the judge and the reference runner
+# JUDGE_UID, the extension builds BUILD_UID.
 NOBODY = 65534
-BUILD_UID = 65531  # builds as root: apart from every candidate uid (zygote.CANDIDATE_UIDS) and the judge's
+CANDIDATE_UIDS = (NOBODY, 65532)
+JUDGE_UID = 65533
+BUILD_UID = 65531
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -134,7 +140,8 @@ def _mounts() -> list:
     """(mount point, per-mount options) of this mount namespace, from /proc/self/mountinfo."""
     unescape = lambda path: path.encode().decode("unicode_escape")  # noqa: E731  (\040 is a space)
     with open("/proc/self/mountinfo") as f:
-        return [(unescape(line.split()[4]), line.split()[5].split(",")) for line in f]
+        fields = [line.split() for line in f]
+    return [(unescape(field[4]), field[5].split(",")) for field in fields]
 
 
 def _read_only_host(private: set, granted: list) -> None:

@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 
-from . import channel, protocol, tracing
+from . import channel, isolation, protocol, tracing
 
 PR_SET_CHILD_SUBREAPER = 36
 MAX_RELAY_BYTES = 16 << 20  # a candidate flooding the result pipe is cut off here
@@ -65,12 +65,6 @@ def sweep(keep: set) -> int:
                 pass
         time.sleep(0.01)
     return len(killed)
-
-
-JUDGE_UID = 65533  # the judge's own uid as root: the candidate (nobody) cannot signal, trace or read it
-# Candidates' uids as root, taken in turn: the prepared next candidate never shares its uid
-# with the running one, so neither can signal, trace or (hidepid) see the other.
-CANDIDATE_UIDS = (65534, 65532)
 
 
 class Pair:
@@ -130,7 +124,7 @@ class Pair:
             for end in (judge_end, candidate_end, judge_reference_end):
                 end.close()
             runner_main("reference", reference_dir, reference_end, recorder, device, lock_fd, reference_key_r, {},
-                        JUDGE_UID)
+                        isolation.JUDGE_UID)
         os.close(command_r)
         os.close(result_w)
         for end in (judge_end, candidate_end, judge_reference_end, reference_end):
@@ -241,12 +235,12 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
     """In the forked judge: confine, warm up, wait for the request, evaluate against the
     candidate process (timing the reference runner the same way), send the one result, exit
     without cleanup."""
-    from . import evaluate, isolation, remote_candidate
+    from . import evaluate, remote_candidate
     log_to(workdir)
     seconds, granted, confine_error = {}, [], None
     try:
         started = time.perf_counter()
-        granted, workdir = isolation.confine(workdir, JUDGE_UID)
+        granted, workdir = isolation.confine(workdir, isolation.JUDGE_UID)
         seconds["confine"] = time.perf_counter() - started
         if device == "cuda":
             warm_cuda(lock_fd, seconds)
@@ -307,7 +301,7 @@ def runner_main(role: str, workdir: str, end, recorder, device: str, lock_fd: in
     the candidate cannot reach, no limits, the task's Model), served alike so the judge times
     both the same way: confine (own uid, namespaces, private tmp), start the trace, warm up,
     then answer the judge until it says finish or goes away."""
-    from . import candidate_runner, isolation
+    from . import candidate_runner
     log_to(workdir)
     granted, confine_error = [], None
     try:
@@ -457,7 +451,7 @@ def main() -> None:
     import torch
     import triton
     from . import (candidate_runner, compare, cost_model, device_memory, evaluate, integrity,  # noqa: F401  (before fork)
-                   extension_build, isolation, launches, remote_candidate, timing, tracing)
+                   extension_build, launches, remote_candidate, timing, tracing)
     recorder = launches.install(interpreted=args.device == "cpu")
     if args.device == "cpu":
         warm_up_cpu()
@@ -472,7 +466,7 @@ def main() -> None:
     pairs_made = itertools.count()
 
     def prepare(workdir: str) -> Pair:
-        uid = CANDIDATE_UIDS[next(pairs_made) % len(CANDIDATE_UIDS)]
+        uid = isolation.CANDIDATE_UIDS[next(pairs_made) % len(isolation.CANDIDATE_UIDS)]
         return Pair(workdir, args.device, recorder, lock_fd, out_fd, bindings, uid)
 
     for line in sys.stdin:
