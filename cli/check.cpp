@@ -43,6 +43,8 @@ options:
   --timeout S            time limit for each phase, seconds (default 60 load, 180/300 others),
                          and 2*S for the whole evaluation (default 300 cuda, 600 cpu)
   --memory-mb N          host memory limit of the sandbox (default 4096 cpu, 16384 cuda)
+  --disk-mb N            the candidate's private /tmp, /var/tmp and /dev/shm together, a
+                         tmpfs as root (default 2048; its pages count against --memory-mb)
   --gpu-sizes            on cpu, run the task at its full (GPU) sizes, ignoring task.json
   --no-hacking-check     record hacking evidence but do not let it change the verdict
                          (an ablation, and how bench/ times the reference against itself)
@@ -72,7 +74,7 @@ std::vector<std::string> resolve_candidates(const std::string& task_path, const 
 
 int run_check(const std::vector<std::string>& argv) {
   args a(argv, {"task", "candidate", "device", "trials", "atol", "rtol", "timing-reps", "timeout", "memory-mb",
-                "python", "seed", "precision", "tolerances"},
+                "disk-mb", "python", "seed", "precision", "tolerances"},
          {"json", "gpu-sizes", "verbose", "help", "no-hacking-check", "no-cupti"});
   if (a.has("help")) {
     std::cout << check_help;
@@ -105,6 +107,7 @@ int run_check(const std::vector<std::string>& argv) {
   options.set_timing_timeout_s(timeout);
   options.set_total_timeout_s(2 * timeout);  // all phases together: twice one phase's limit
   options.set_memory_limit_mb(static_cast<int64_t>(a.number("memory-mb", 0)));
+  options.set_disk_limit_mb(static_cast<int64_t>(a.number("disk-mb", 0)));
   options.set_apply_cpu_sizes(!a.has("gpu-sizes"));
   options.set_no_hacking_check(a.has("no-hacking-check"));
 

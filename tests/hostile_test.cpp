@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "gpu/executor/sandbox_evaluator.hpp"
+#include "messages/evidence.hpp"
 #include "pipeline/paths.hpp"
 #include "pipeline/summary.hpp"
 #include "tests/test_support.hpp"
@@ -396,6 +397,66 @@ TEST(Containment, ACandidateSeesAndStopsNoOtherProcess) {
   bool hidden = false;
   for (const auto& granted : r.isolation()) hidden |= granted == "candidate:hidepid";
   EXPECT_TRUE(hidden || ::geteuid() != 0) << "as root the candidate's /proc hides other uids";
+}
+
+// Mount points in this process's sandboxes (work roots are named kgym-sandbox-PID-N).
+static int sandbox_mounts() {
+  std::ifstream mountinfo("/proc/self/mountinfo");
+  const std::string mine = "/kgym-sandbox-" + std::to_string(::getpid()) + "-";
+  int n = 0;
+  for (std::string line; std::getline(mountinfo, line);) n += line.find(mine) != std::string::npos;
+  return n;
+}
+
+// A disk quota: the candidate's private /tmp, /var/tmp and /dev/shm are one tmpfs of the
+// request's size (root); filling it fails the candidate with RESOURCE_LIMIT, and its mount is
+// gone with the evaluation (only the prepared next one's stays).
+TEST(Containment, ThePrivateDiskIsBoundedAndGoes) {
+  if (test_device() == CUDA && !gpu_present())
+    GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
+  const std::string fused = read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py"));
+  ExecRequest request = request_for("gelu_scale_residual", "fills_disk",
+                                    fused + "\n" + read_text(source_path("tests/hostile/fills_disk.py")));
+  request.mutable_options()->set_disk_limit_mb(64);
+  ExecResult r = evaluator().evaluate(request);
+  bool bounded = false;
+  for (const auto& granted : r.isolation()) bounded |= granted == "candidate:private_disk=64MiB";
+  if (::geteuid() != 0) {  // no tmpfs of its own: it stops itself at 256 MiB
+    EXPECT_FALSE(bounded);
+    EXPECT_EQ(Verdict_Name(r.verdict()), "OK") << summary_line(r);
+    return;
+  }
+  EXPECT_TRUE(bounded) << "as root the candidate's private disk is a tmpfs of the request's size";
+  EXPECT_EQ(Verdict_Name(r.verdict()), "RESOURCE_LIMIT") << summary_line(r);
+  EXPECT_NE(r.message().find("private disk"), std::string::npos) << r.message();
+  EXPECT_TRUE(has_evidence(r, "disk_limit")) << summary_line(r);
+  EXPECT_LE(sandbox_mounts(), 1) << "a private disk outlived its evaluation";
+  ExecResult after = evaluator().evaluate(request_for("gelu_scale_residual", "correct_after_filling", fused));
+  EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);
+  EXPECT_LE(sandbox_mounts(), 1) << "a private disk outlived its evaluation";
+}
+
+// Memory that cannot hide: a memfd file and children that left the candidate's session count
+// (its cgroup, as root where the machine grants one), so 1.5 GiB of them under a 1 GiB limit is
+// RESOURCE_LIMIT, and the evaluation after it is OK.
+TEST(Containment, MemoryHeldOutsideTheProcessCounts) {
+  if (test_device() == CUDA && !gpu_present())
+    GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
+  const std::string fused = read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py"));
+  ExecRequest request = request_for("gelu_scale_residual", "hides_memory",
+                                    fused + "\n" + read_text(source_path("tests/hostile/hides_memory.py")));
+  request.mutable_options()->set_memory_limit_mb(test_device() == CUDA ? 2048 : 1024);
+  ExecResult r = evaluator().evaluate(request);
+  bool cgroup = false;
+  for (const auto& granted : r.isolation()) cgroup |= granted == "candidate:memory_cgroup";
+  if (!cgroup) {  // no cgroup granted here: say so, the verdict is the fallback's
+    std::cout << "no memory cgroup on this machine: " << summary_line(r) << "\n";
+    EXPECT_NE(::geteuid(), 0u) << "as root kgym expects a memory cgroup (isolation: none named)";
+    return;
+  }
+  EXPECT_EQ(Verdict_Name(r.verdict()), "RESOURCE_LIMIT") << summary_line(r);
+  ExecResult after = evaluator().evaluate(request_for("gelu_scale_residual", "correct_after_hiding", fused));
+  EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);
 }
 
 // A limit for the whole evaluation: a candidate that stays under each phase's limit still

@@ -60,6 +60,17 @@ int64_t session_rss_bytes(pid_t session) {
   return total;
 }
 
+int64_t cgroup_memory_bytes(const std::string& usage_file) {
+  FILE* f = std::fopen(usage_file.c_str(), "r");
+  if (!f)
+    return 0;
+  long long bytes = 0;
+  if (std::fscanf(f, "%lld", &bytes) != 1)
+    bytes = 0;
+  std::fclose(f);
+  return bytes;
+}
+
 void kill_group(pid_t group) {
   if (group > 1)
     ::kill(-group, SIGKILL);

@@ -1,14 +1,19 @@
-// What the executor can see of a process session from outside: its memory, and a kill.
+// What the executor can see of a process session (or a cgroup) from outside: its memory, and a kill.
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstdint>
+#include <string>
 
 namespace kgym {
 
 // Resident memory, in bytes, of every process whose session id is `session`.
 int64_t session_rss_bytes(pid_t session);
+
+// The bytes a cgroup's usage file (memory.current, memory.usage_in_bytes) says are in use; 0
+// if it cannot be read.
+int64_t cgroup_memory_bytes(const std::string& usage_file);
 
 // SIGKILLs the process group `group` (the evaluation process called setsid, so its pid).
 void kill_group(pid_t group);

@@ -17,6 +17,7 @@
 #include "gpu/executor/eval_defaults.hpp"
 #include "gpu/executor/process_watch.hpp"
 #include "gpu/executor/scrub.hpp"
+#include "gpu/executor/workdir.hpp"
 #include "gpu/profiler/request_windows.hpp"
 #include "gpu/profiler/trace_check.hpp"
 #include "gpu/profiler/trace_profile.hpp"
@@ -117,8 +118,21 @@ void remove_stale_work_roots() {
       continue;
     pid_t owner = static_cast<pid_t>(std::atol(name.c_str() + prefix.size()));
     if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH)
-      fs::remove_all(entry.path(), ec);
+      remove_workdir(entry.path());
   }
+}
+
+// A candidate that failed with its private disk full failed on the limit, not by itself.
+void charge_full_disk(int64_t peak_bytes, int64_t limit_mb, const std::string& phase, ExecResult* result) {
+  const int64_t slack = 64 << 10;  // tmpfs's own bookkeeping: "full" is within a few pages
+  const auto v = result->verdict();
+  if (peak_bytes < (limit_mb << 20) - slack || !(v == RUNTIME_ERROR || v == CRASHED || v == COMPILE_ERROR))
+    return;
+  const std::string was = result->message();
+  fail(result, RESOURCE_LIMIT, phase,
+       "its private disk (/tmp, /var/tmp and /dev/shm together) was full: the limit is " + std::to_string(limit_mb) +
+           " MiB");
+  add_evidence(result, "disk_limit", "then: " + was.substr(0, 300), "executor");
 }
 
 }  // namespace
@@ -145,23 +159,21 @@ sandbox_evaluator::sandbox_evaluator(executor_options options) : options_(std::m
 sandbox_evaluator::~sandbox_evaluator() {
   zygote_.reset();
   forget_prepared();
-  std::error_code ignored;
   if (owns_work_root_)
-    fs::remove_all(options_.work_root, ignored);
+    remove_workdir(options_.work_root);
 }
 
 std::string sandbox_evaluator::new_workdir() {
   fs::path workdir = fs::path(options_.work_root) / ("eval-" + std::to_string(++serial_));
-  fs::remove_all(workdir);
+  remove_workdir(workdir);
   fs::create_directory(workdir);
   ::chmod(workdir.c_str(), 0700);
   return workdir.string();
 }
 
 void sandbox_evaluator::forget_prepared() {
-  std::error_code ignored;
   if (!prepared_workdir_.empty())
-    fs::remove_all(prepared_workdir_, ignored);
+    remove_workdir(prepared_workdir_);
   prepared_workdir_.clear();
 }
 
@@ -267,13 +279,25 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     fail(&result, INTERNAL_ERROR, "start", "the sandbox did not start the evaluation " + frame_error);
     zygote_.reset();
     forget_prepared();
-    fs::remove_all(workdir);
+    remove_workdir(workdir);
     return finish(result);
   }
   // Two processes, each its own session: the judge (whose frames these are) and the
   // candidate. Limits, the watchdog and kills cover both.
   const pid_t child = static_cast<pid_t>(event.started().pid());
   const pid_t candidate = static_cast<pid_t>(event.started().candidate_pid());
+  // Its private disk is RAM (a tmpfs): what it holds counts as the candidate's memory.
+  const int64_t disk_limit_mb = event.started().disk_limit_mb();
+  const fs::path candidate_dir = workdir / "candidate";
+  int64_t peak_disk = 0;
+  const std::string cgroup_usage_file = event.started().memory_usage_file();
+  auto private_disk_used = [&]() -> int64_t {
+    if (disk_limit_mb <= 0)
+      return 0;
+    const int64_t used = disk_use_of(candidate_dir).used_bytes;
+    peak_disk = std::max(peak_disk, used);
+    return used;
+  };
   auto kill_both = [&] {
     kill_group(child);
     kill_group(candidate);
@@ -321,7 +345,11 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
       break;
     }
     // A tick: check memory and the phase's deadline.
-    int64_t rss = session_rss_bytes(child) + (candidate > 1 ? session_rss_bytes(candidate) : 0);
+    // The candidate's: its session's resident memory and its private disk, or its cgroup's
+    // count where that is more (children that left the session, memfd).
+    const int64_t candidates = std::max((candidate > 1 ? session_rss_bytes(candidate) : 0) + private_disk_used(),
+                                        cgroup_usage_file.empty() ? 0 : cgroup_memory_bytes(cgroup_usage_file));
+    int64_t rss = session_rss_bytes(child) + candidates;
     peak_rss = std::max(peak_rss, rss);
     if (killed == kill_reason::none && rss > opts.memory_limit_mb() * (int64_t{1} << 20)) {
       killed = kill_reason::memory;
@@ -356,8 +384,8 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
   } else if (killed == kill_reason::memory) {
     fail(&result, RESOURCE_LIMIT, phase,
          "host memory above the limit of " + std::to_string(opts.memory_limit_mb()) + " MiB");
-    add_evidence(&result, "memory_limit", "peak resident memory " + std::to_string(peak_rss >> 20) + " MiB",
-                 "executor");
+    add_evidence(&result, "memory_limit",
+                 "peak resident memory and private disk " + std::to_string(peak_rss >> 20) + " MiB", "executor");
   } else if (killed == kill_reason::bad_frame) {
     fail(&result, HACKED, phase, "the sandbox channel carried a forged or malformed frame");
     add_evidence(&result, "forged_frame", frame_error, "executor");
@@ -369,6 +397,22 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     explain_candidate_exit(exit_info, &result);
   } else {
     verdict_from_exit(exit_info, phase, &result);
+  }
+  // Whatever became of it (a child it started may have been the one stopped, and the
+  // candidate answered on), it went over its limit; a worse verdict stands.
+  if (exit_info.candidate_out_of_memory() && killed == kill_reason::none && result.verdict() != HACKED) {
+    const std::string was = Verdict_Name(result.verdict()) + ": " + result.message();
+    fail(&result, RESOURCE_LIMIT, phase,
+         "host memory above the limit of " + std::to_string(opts.memory_limit_mb()) +
+             " MiB (the kernel stopped a process of the candidate's cgroup)");
+    add_evidence(&result, "memory_limit", "then: " + was.substr(0, 300), "kernel");
+  }
+  if (!cgroup_usage_file.empty())
+    result.add_isolation("candidate:memory_cgroup");
+  if (disk_limit_mb > 0) {
+    private_disk_used();
+    result.add_isolation("candidate:private_disk=" + std::to_string(disk_limit_mb) + "MiB");
+    charge_full_disk(peak_disk, disk_limit_mb, phase, &result);
   }
   for (const auto& [step, seconds] : exit_info.seconds())
     (*result.mutable_harness_seconds())[step] = seconds;
@@ -406,8 +450,7 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
         std::chrono::duration<double>(clock_type::now() - trace_started).count();
   }
   result.set_log(evaluation_log(workdir));
-  std::error_code ignored;
-  fs::remove_all(workdir, ignored);
+  remove_workdir(workdir);
   auto done = finish(result);
   spdlog::info("request {} task {} candidate {}: {} in {:.2f} s", request.request_id(), request.task().id(),
                request.candidate().id(), Verdict_Name(done.verdict()), done.wall_s());

@@ -17,6 +17,7 @@ MS_BIND = 4096
 MS_RDONLY = 1
 MS_REMOUNT = 32
 MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
+MNT_DETACH = 2
 # Per-mount flags a read-only remount must keep (in a user namespace they are locked).
 MOUNT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": 1024, "nodiratime": 2048,
                "relatime": 1 << 21, "strictatime": 1 << 24}
@@ -134,6 +135,24 @@ def _private_tmp(workdir: str, granted: list) -> str:
     granted.append("private_tmp:" + ",".join(shadowed))
     _read_only_host(set(shadowed), granted)
     return "/tmp"
+
+
+def mount_private_disk(path: str, size_mb: int) -> bool:
+    """A size-limited tmpfs on `path` (the candidate's directory, mounted where the executor
+    sees it too: its trace and log are read there), so what the candidate writes to its private
+    /tmp, /var/tmp and /dev/shm is bounded and goes when the executor unmounts it. Root only;
+    False where the OS refuses (then only RLIMIT_FSIZE bounds each file)."""
+    return os.geteuid() == 0 and _mount("tmpfs", path, MS_NOSUID | MS_NODEV, "tmpfs", f"size={size_mb}m,mode=0700")
+
+
+def resize_private_disk(path: str, size_mb: int) -> bool:
+    """The request's own limit, set before its candidate's code exists (the process was
+    prepared before the request came)."""
+    return _mount("tmpfs", path, MS_REMOUNT | MS_NOSUID | MS_NODEV, "tmpfs", f"size={size_mb}m,mode=0700")
+
+
+def unmount(path: str) -> None:
+    _libc.umount2(path.encode(), MNT_DETACH)
 
 
 def _mounts() -> list:

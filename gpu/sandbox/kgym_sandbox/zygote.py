@@ -17,10 +17,13 @@ import sys
 import tempfile
 import time
 
-from . import channel, isolation, protocol, tracing
+from . import cgroups, channel, isolation, protocol, tracing
 
 PR_SET_CHILD_SUBREAPER = 36
 MAX_RELAY_BYTES = 16 << 20  # a candidate flooding the result pipe is cut off here
+# The prepared candidate's private disk until its request's disk_limit_mb is known (its
+# start): room for what the warm-up writes.
+PREPARE_DISK_MB = 256
 
 
 def descendants(root: int, keep: set) -> list:
@@ -80,12 +83,20 @@ class Pair:
     timing, so a warm-up never overlaps a timed region."""
 
     def __init__(self, workdir: str, device: str, recorder, lock_fd: int, out_fd: int, bindings: dict,
-                 candidate_uid: int):
+                 candidate_uid: int, cgroup_parent):
         self.workdir = workdir
         judge_dir, candidate_dir, reference_dir = (os.path.join(workdir, name)
                                                    for name in ("judge", "candidate", "reference"))
         for path in (judge_dir, candidate_dir, reference_dir):
             os.makedirs(path, exist_ok=True)
+        self.candidate_dir = candidate_dir
+        self.private_disk = isolation.mount_private_disk(candidate_dir, PREPARE_DISK_MB)
+        self.cgroup = None
+        if cgroup_parent:
+            try:
+                self.cgroup = cgroups.Cgroup(cgroup_parent, f"kgym-{os.getpid()}-{os.path.basename(workdir)}")
+            except OSError:
+                pass
         os.chmod(workdir, 0o711)  # each process reaches its own directory, lists neither
         command_r, self.command_w = os.pipe()
         self.result_r, result_w = os.pipe()
@@ -116,6 +127,9 @@ class Pair:
             reference_end.close()
             runner_main("candidate", candidate_dir, candidate_end, recorder, device, lock_fd, key_r, bindings,
                         candidate_uid)
+        if self.cgroup is not None and not self.cgroup.add(self.candidate_pid):  # before its code exists
+            self.cgroup.remove()
+            self.cgroup = None
         self.reference_pid = os.fork()
         if self.reference_pid == 0:
             for fd in (self.command_w, command_r, self.result_r, result_w, out_fd, key_r, key_w, reference_key_w):
@@ -135,6 +149,34 @@ class Pair:
         if traced:
             self.trace_key = send_key(key_r, key_w)
             send_key(reference_key_r, reference_key_w)
+
+    def limit_memory(self, memory_mb: int) -> str:
+        """The kernel's limit on the candidate's cgroup; returns the file the executor's watchdog
+        reads its usage from ("": no cgroup)."""
+        if self.cgroup is None or memory_mb <= 0 or not self.cgroup.limit(memory_mb):
+            return ""
+        return self.cgroup.usage_file
+
+    def release_cgroup(self) -> bool:
+        """Whether the kernel killed in the candidate's cgroup for its limit; then removes it
+        (after the sweep, so nothing of the evaluation is left in it)."""
+        if self.cgroup is None:
+            return False
+        out_of_memory = self.cgroup.out_of_memory()
+        if not self.cgroup.remove():
+            print(f"kgym zygote: cgroup {self.cgroup.path} still busy; left behind", file=sys.stderr)
+        self.cgroup = None
+        return out_of_memory
+
+    def limit_private_disk(self, size_mb: int) -> int:
+        """Sets the candidate's private disk to the request's limit; returns its size in MiB as
+        it now is (0: there is none, only RLIMIT_FSIZE bounds each file)."""
+        if not self.private_disk:
+            return 0
+        if size_mb > 0:
+            isolation.resize_private_disk(self.candidate_dir, size_mb)
+        disk = os.statvfs(self.candidate_dir)
+        return disk.f_blocks * disk.f_frsize >> 20
 
     @property
     def pids(self) -> set:
@@ -160,6 +202,9 @@ class Pair:
                 os.waitpid(pid, 0)
             except (ProcessLookupError, ChildProcessError):
                 pass
+        self.release_cgroup()
+        if self.private_disk:
+            isolation.unmount(self.candidate_dir)  # a fresh pair may mount its own here
 
 
 def send_key(key_r: int, key_w: int) -> str:
@@ -307,7 +352,8 @@ def runner_main(role: str, workdir: str, end, recorder, device: str, lock_fd: in
     try:
         if key_fd >= 0:
             tracing.preload(device)
-        granted, workdir = isolation.confine(workdir, uid)
+        confined, workdir = isolation.confine(workdir, uid)
+        granted += confined
         if key_fd >= 0:
             tracing.start(workdir, key_fd, device)
         if device == "cuda":
@@ -389,13 +435,28 @@ def relay(pair: Pair, out_fd: int, keep: set) -> dict:
     candidate_status = reap(pair.candidate_pid, 1.0)
     laps("exit_candidate")
     swept = sweep(keep | pair.pids)
+    out_of_memory = pair.release_cgroup()
     laps("exit_sweep")
     code, sig = exit_status(status)
     candidate_code, candidate_sig = exit_status(candidate_status)
     protocol.write_frame(out_fd, {"exit": {"pid": pair.judge_pid, "exit_code": code, "signal": sig, "swept": swept,
                                            "trace_key": pair.trace_key, "candidate_exit_code": candidate_code,
-                                           "candidate_signal": candidate_sig, "seconds": laps.seconds}})
+                                           "candidate_signal": candidate_sig, "seconds": laps.seconds,
+                                           "candidate_out_of_memory": out_of_memory}})
     return result
+
+
+def begin(pair: Pair, evaluation: dict):
+    """Sets the prepared candidate's limits to its request's, hands it the built extensions,
+    then starts the evaluation; returns what the executor is told of the limits, or None if
+    the prepared judge had died."""
+    from . import extension_build
+    options = evaluation["request"].get("options", {})
+    limits = {"memory_usage_file": pair.limit_memory(int(options.get("memory_limit_mb") or 0)),
+              "disk_limit_mb": pair.limit_private_disk(int(options.get("disk_limit_mb") or 0))}
+    if evaluation.get("extension_keys"):
+        extension_build.copy_built(evaluation["extension_cache"], evaluation["extension_keys"], pair.candidate_dir)
+    return limits if pair.start({"request": evaluation["request"], "traced": pair.traced}) else None
 
 
 class Exiting:
@@ -462,12 +523,13 @@ def main() -> None:
     lock_fd, lock_path = tempfile.mkstemp(prefix="kgym-gpu-lock-")
     os.unlink(lock_path)  # children keep the open file; nobody else can reach it
     bindings = integrity.bindings(integrity.harness_modules())  # before any candidate exists
+    cgroup_parent = cgroups.find_parent()
     standby, exiting, wait_for_exits = None, Exiting(), False
     pairs_made = itertools.count()
 
     def prepare(workdir: str) -> Pair:
         uid = isolation.CANDIDATE_UIDS[next(pairs_made) % len(isolation.CANDIDATE_UIDS)]
-        return Pair(workdir, args.device, recorder, lock_fd, out_fd, bindings, uid)
+        return Pair(workdir, args.device, recorder, lock_fd, out_fd, bindings, uid, cgroup_parent)
 
     for line in sys.stdin:
         command = json.loads(line)
@@ -481,15 +543,13 @@ def main() -> None:
         # are gone and their memory with them (device_memory.large).
         exiting.reap(wait=wait_for_exits)
         current, standby = standby or prepare(evaluation["workdir"]), None
-        if evaluation.get("extension_keys"):
-            extension_build.copy_built(evaluation["extension_cache"], evaluation["extension_keys"],
-                                       os.path.join(evaluation["workdir"], "candidate"))
-        start = {"request": evaluation["request"], "traced": current.traced}
-        if not current.start(start):
+        started = begin(current, evaluation)
+        if started is None:
             current.discard()  # the prepared judge died: make a fresh pair
             current = prepare(evaluation["workdir"])
-            current.start(start)
-        protocol.write_frame(out_fd, {"started": {"pid": current.judge_pid, "candidate_pid": current.candidate_pid}})
+            started = begin(current, evaluation) or {}
+        protocol.write_frame(out_fd, {"started": {"pid": current.judge_pid, "candidate_pid": current.candidate_pid,
+                                                  **started}})
         if evaluation.get("next_workdir"):
             standby = prepare(evaluation["next_workdir"])
         older = set(exiting.pids)  # exiting since before this evaluation: gone by now

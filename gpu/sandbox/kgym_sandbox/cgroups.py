@@ -1,0 +1,185 @@
+"""A memory cgroup for each candidate process, where the machine grants one (root, a writable
+cgroup v1 memory hierarchy or a cgroup v2 one with the memory controller delegated).
+
+A process's resident memory misses what a candidate can hold elsewhere: children that left
+its session (setsid, double fork) and files in memory (memfd, tmpfs, shared memory). A cgroup
+counts all of it, wherever the processes went, and the kernel enforces its limit. The zygote
+moves the candidate process in right after the fork, before its code exists; the executor's
+watchdog reads the usage (ExecResult.isolation: candidate:memory_cgroup).
+"""
+import errno
+import os
+import signal
+import sys
+import time
+
+V1_USAGE, V2_USAGE = "memory.usage_in_bytes", "memory.current"
+LEAF = "kgym-processes"
+
+
+def _mountinfo() -> list:
+    """(mount root, mount point, fstype, super options) of each mount."""
+    found = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, right = line.split(" - ", 1)
+            left, right = left.split(), right.split()
+            found.append((left[3], left[4], right[0], right[2].split(",") if len(right) > 2 else []))
+    return found
+
+
+def _own_cgroups() -> dict:
+    """Controller ("memory", or "" for v2's unified hierarchy) -> this process's cgroup path."""
+    found = {}
+    with open("/proc/self/cgroup") as f:
+        for line in f:
+            _, controllers, path = line.rstrip("\n").split(":", 2)
+            for controller in controllers.split(",") if controllers else [""]:
+                found[controller] = path
+    return found
+
+
+def _under(mount_root: str, mount_point: str, path: str) -> str:
+    """Where the cgroup `path` is in the filesystem, through a mount of `mount_root`."""
+    if mount_root != "/" and path.startswith(mount_root):
+        path = path[len(mount_root):]
+    return os.path.join(mount_point, path.lstrip("/"))
+
+
+def _writable_dir(path: str) -> bool:
+    probe = os.path.join(path, f"kgym-probe-{os.getpid()}")
+    try:
+        os.mkdir(probe)
+        os.rmdir(probe)
+        return True
+    except OSError:
+        return False
+
+
+def _enable_memory(path: str) -> None:
+    with open(os.path.join(path, "cgroup.subtree_control"), "w") as f:
+        f.write("+memory")
+
+
+def _v2_memory_delegated(path: str) -> bool:
+    """Whether children of `path` get the memory controller, enabling it if we may. v2 lets a
+    cgroup hand controllers to its children only while it holds no process itself, so where
+    kgym's own cgroup holds processes (a container's, typically) they move into a leaf
+    child of it, LEAF: still under the same cgroup and its limits."""
+    try:
+        with open(os.path.join(path, "cgroup.subtree_control")) as f:
+            if "memory" in f.read().split():
+                return True
+        with open(os.path.join(path, "cgroup.controllers")) as f:
+            if "memory" not in f.read().split():
+                return False
+    except OSError:
+        return False
+    try:
+        _enable_memory(path)
+        return True
+    except OSError as exc:
+        if exc.errno != errno.EBUSY:  # not ours to change
+            return False
+    try:
+        os.makedirs(os.path.join(path, LEAF), exist_ok=True)
+        with open(os.path.join(path, "cgroup.procs")) as f:
+            pids = f.read().split()
+        for pid in pids:
+            try:
+                with open(os.path.join(path, LEAF, "cgroup.procs"), "w") as f:
+                    f.write(pid)
+            except OSError:
+                pass  # gone meanwhile
+        _enable_memory(path)
+        print(f"kgym zygote: moved {len(pids)} processes of {path} into {LEAF} to delegate its memory controller",
+              file=sys.stderr)
+        return True
+    except OSError:
+        return False
+
+
+def find_parent():
+    """(directory under which candidate cgroups are made, "v1" | "v2"), or None where the
+    machine grants none."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        mounts, own = _mountinfo(), _own_cgroups()
+    except (OSError, ValueError, IndexError):
+        return None
+    for root, point, fstype, options in mounts:
+        if fstype == "cgroup" and "memory" in options and "memory" in own:
+            path = _under(root, point, own["memory"])
+            if _writable_dir(path):
+                return path, "v1"
+    for root, point, fstype, _ in mounts:
+        if fstype == "cgroup2" and "" in own:
+            path = _under(root, point, own[""])
+            if os.path.basename(path) == LEAF and _v2_memory_delegated(os.path.dirname(path)):
+                path = os.path.dirname(path)  # an earlier kgym moved us: make cgroups beside the leaf
+            if os.path.exists(os.path.join(path, "cgroup.controllers")) and _writable_dir(path) and \
+                    _v2_memory_delegated(path):
+                return path, "v2"
+    return None
+
+
+class Cgroup:
+    """One candidate's cgroup, made by the zygote."""
+
+    def __init__(self, parent: tuple, name: str):
+        self.path, self.version = os.path.join(parent[0], name), parent[1]
+        os.mkdir(self.path)
+
+    @property
+    def usage_file(self) -> str:
+        return os.path.join(self.path, V1_USAGE if self.version == "v1" else V2_USAGE)
+
+    def add(self, pid: int) -> bool:
+        """Moves a process in; what it starts from then on is in too."""
+        try:
+            with open(os.path.join(self.path, "cgroup.procs"), "w") as f:
+                f.write(str(pid))
+            return True
+        except OSError:
+            return False
+
+    def limit(self, memory_mb: int) -> bool:
+        """The kernel's hard limit for everything in it (the executor's watchdog, at the same
+        limit, usually ends it first with a clearer account)."""
+        name = "memory.limit_in_bytes" if self.version == "v1" else "memory.max"
+        try:
+            with open(os.path.join(self.path, name), "w") as f:
+                f.write(str(memory_mb << 20))
+            return True
+        except OSError:
+            return False
+
+    def out_of_memory(self) -> bool:
+        """Whether the kernel killed a process in it for its limit."""
+        name = "memory.oom_control" if self.version == "v1" else "memory.events"
+        try:
+            with open(os.path.join(self.path, name)) as f:
+                return any(line.startswith("oom_kill ") and int(line.split()[1]) > 0 for line in f)
+        except (OSError, ValueError):
+            return False
+
+    def remove(self) -> bool:
+        """Kills what is left in it and removes it; False if it is still busy."""
+        for _ in range(50):
+            try:
+                with open(os.path.join(self.path, "cgroup.procs")) as f:
+                    pids = [int(p) for p in f.read().split()]
+            except OSError:
+                return True  # already gone
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            try:
+                os.rmdir(self.path)
+                return True
+            except OSError:
+                time.sleep(0.01)
+        return False
