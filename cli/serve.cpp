@@ -22,6 +22,7 @@
 
 #include "actors/gpu_executor.hpp"
 #include "actors/scheduler.hpp"
+#include "actors/worker_gate.hpp"
 #include "cli/args.hpp"
 #include "cli/cluster.hpp"
 #include "cli/commands.hpp"
@@ -168,7 +169,7 @@ int run_serve(const std::vector<std::string>& argv) {
   auto scheduler = spawn_scheduler(system, executors, scheduler_options{a.has("eval-cache"), {}});
   if (a.has("listen")) {
     auto [host, port] = parse_host_port(a.get("listen"));
-    auto published = system.middleman().publish(scheduler, port, host.c_str(), true);
+    auto published = system.middleman().publish(spawn_worker_gate(system, scheduler), port, host.c_str(), true);
     if (!published)
       throw std::runtime_error("cannot listen for workers on " + a.get("listen") + ": " +
                                system.render(published.error()));

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "actors/gpu_executor.hpp"
-#include "actors/scheduler.hpp"
+#include "actors/worker_gate.hpp"
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/sandbox_options.hpp"
@@ -81,7 +81,7 @@ int run_worker(const std::vector<std::string>& argv) {
   caf::actor_system_config cfg;
   configure_cluster(cfg);
   caf::actor_system system{cfg};
-  auto scheduler = system.middleman().remote_actor<scheduler_actor>(host, port);
+  auto scheduler = system.middleman().remote_actor<worker_gate_actor>(host, port);
   if (!scheduler)
     throw std::runtime_error("cannot reach kgym serve at " + a.get("join") + ": " + system.render(scheduler.error()) +
                              " (is it running with --listen " + a.get("join") + "?)");

@@ -13,6 +13,11 @@
 #include <sstream>
 #include <thread>
 
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+
+#include "actors/worker_gate.hpp"
+#include "cli/cluster.hpp"
 #include "pipeline/task_loader.hpp"
 #include "tests/api_support.hpp"
 #include "tests/test_support.hpp"
@@ -125,6 +130,51 @@ TEST(Cluster, ASilentWorkerIsDroppedAndItsWorkPlacedAgain) {
   int status = 0;
   ::waitpid(quiet, &status, 0);
   EXPECT_EQ(stop_process(steady), 0);
+  EXPECT_EQ(stop_process(s.pid), 0);
+  fs::remove_all(tmp);
+}
+
+// Only the API creates work: an outsider on the worker port that asks for the scheduler's
+// interface is refused at connect, and an ExecRequest sent to whatever it finds there meets no
+// handler; no executor runs it. The join of a real worker is logged with its node.
+TEST(Cluster, TheWorkerPortTakesNoWork) {
+  std::string tmp = fs::temp_directory_path().string() + "/kgym-gate-" + std::to_string(::getpid());
+  fs::create_directories(tmp);
+  server s = start_server("gate", {"--executors", "0", "--listen", "127.0.0.1:0", "--listen-file", tmp + "/port"});
+  ASSERT_FALSE(s.endpoint.empty());
+  const uint16_t port = static_cast<uint16_t>(std::stoi(wait_for_line(tmp + "/port")));
+  pid_t worker = start_kgym({"worker", "--join", "127.0.0.1:" + std::to_string(port), "--name", "real",
+                             "--null-executor"},
+                            tmp + "/real.log");
+  const std::string serve_log = fs::temp_directory_path().string() + "/kgym-serve-gate.log";
+  for (int i = 0; i < 100 && read_all(serve_log).find("joins from node") == std::string::npos; ++i)
+    std::this_thread::sleep_for(100ms);
+  EXPECT_NE(read_all(serve_log).find("executor real#null0 joins from node"), std::string::npos) << read_all(serve_log);
+
+  caf::actor_system_config cfg;
+  cli::configure_cluster(cfg);
+  caf::actor_system system{cfg};
+  auto as_scheduler = system.middleman().remote_actor<scheduler_actor>("127.0.0.1", port);
+  EXPECT_FALSE(as_scheduler) << "the worker port offered the scheduler's interface";
+  // The outsider takes the interface it is offered and sends the ExecRequest all the same.
+  auto gate = system.middleman().remote_actor<worker_gate_actor>("127.0.0.1", port);
+  ASSERT_TRUE(gate) << system.render(gate.error());
+  auto untyped = caf::actor_cast<caf::actor>(*gate);
+  ExecRequest forged;
+  forged.set_request_id("forged-by-an-outsider");
+  forged.mutable_task()->set_id("gelu_scale_residual");
+  forged.mutable_candidate()->set_source("class ModelNew: pass");
+  caf::scoped_actor self{system};
+  bool answered = false;
+  std::string refusal;
+  self->request(untyped, std::chrono::seconds(10), forged)
+      .receive([&](const ExecResult&) { answered = true; },
+               [&](const caf::error& error) { refusal = system.render(error); });
+  EXPECT_FALSE(answered) << "an ExecRequest on the worker port was evaluated";
+  EXPECT_NE(refusal, "") << "no refusal";
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(read_all(serve_log).find("forged-by-an-outsider"), std::string::npos) << read_all(serve_log);
+  EXPECT_EQ(stop_process(worker), 0);
   EXPECT_EQ(stop_process(s.pid), 0);
   fs::remove_all(tmp);
 }

@@ -1,0 +1,21 @@
+// worker_gate: what `kgym serve --listen` publishes to other nodes. A `kgym worker` joins its
+// executors and takes them away through it, and nothing else: an ExecRequest sent to the
+// worker port finds no handler, so only the API creates work. Every join is logged with the
+// node it came from.
+#pragma once
+
+#include <caf/actor_system.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "actors/scheduler.hpp"
+
+namespace kgym {
+
+using worker_gate_actor =
+    caf::typed_actor<caf::reacts_to<join_atom, std::string, caf::strong_actor_ptr>,
+                     caf::replies_to<leave_atom, caf::strong_actor_ptr>::with<caf::ok_atom>>;
+
+worker_gate_actor spawn_worker_gate(caf::actor_system& system, scheduler_actor scheduler);
+
+}  // namespace kgym
