@@ -31,17 +31,28 @@ def wait_line(path: str, timeout: float = 30.0) -> str:
     raise RuntimeError(f"{path} did not appear")
 
 
+def make_certs() -> str:
+    """Cluster credentials for serve and the workers (deploy/cluster_certs.sh)."""
+    certs = tempfile.mkdtemp(prefix="kgym-dispatch-certs-")
+    subprocess.run(["bash", os.path.join(os.path.dirname(__file__), "..", "deploy", "cluster_certs.sh"), certs,
+                    "serve", "worker"], check=True, stdout=subprocess.DEVNULL)
+    return certs
+
+
 class Cluster:
-    def __init__(self, kgym: str, workers: int):
+    def __init__(self, kgym: str, workers: int, certs: str = ""):
+        """`certs`: cluster credentials (make_certs): serve and workers then speak TLS."""
         self.tmp = tempfile.mkdtemp(prefix="kgym-dispatch-")
+        serve_tls = ["--cluster-certs", f"{certs}/serve"] if certs else []
+        worker_tls = ["--cluster-certs", f"{certs}/worker"] if certs else []
         self.serve = subprocess.Popen([kgym, "serve", "--executors", "0", "--api", "tcp://127.0.0.1:*",
                                        "--endpoint-file", f"{self.tmp}/api", "--listen", "127.0.0.1:0",
-                                       "--listen-file", f"{self.tmp}/port"],
+                                       "--listen-file", f"{self.tmp}/port"] + serve_tls,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.endpoint = wait_line(f"{self.tmp}/api")
         join = "127.0.0.1:" + wait_line(f"{self.tmp}/port")
-        self.workers = [subprocess.Popen([kgym, "worker", "--join", join, "--null-executor", "--name", f"w{i}"],
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.workers = [subprocess.Popen([kgym, "worker", "--join", join, "--null-executor", "--name", f"w{i}"]
+                                         + worker_tls, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                         for i in range(workers)]
         self.socket = zmq.Context.instance().socket(zmq.DEALER)
         self.socket.setsockopt(zmq.LINGER, 0)
@@ -97,13 +108,42 @@ def percentile(values, p):
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
+def compare_tls(args) -> None:
+    """Latency (500 requests one at a time) and answers/s (args.requests in flight, 2 worker
+    processes), plain and over TLS, alternated twice so drift falls on both."""
+    certs = make_certs()
+    rows = {"plain": [], "tls": []}
+    for _ in range(2):
+        for name, tls in (("plain", ""), ("tls", certs)):
+            cluster = Cluster(args.kgym, 1, tls)
+            inbound, outbound = cluster.latencies(500)
+            cluster.close()
+            cluster = Cluster(args.kgym, 2, tls)
+            rate = cluster.run_batch(args.requests)
+            cluster.close()
+            rows[name].append((percentile(inbound, 50), percentile(outbound, 50), rate))
+    print(f"{'link':>6} {'in p50 ms':>10} {'out p50 ms':>11} {'answers/s':>10}")
+    best = {name: (min(r[0] for r in runs), min(r[1] for r in runs), max(r[2] for r in runs))
+            for name, runs in rows.items()}
+    for name, (inbound, outbound, rate) in best.items():
+        print(f"{name:>6} {inbound:>10.3f} {outbound:>11.3f} {rate:>10.0f}")
+    plain, tls = best["plain"], best["tls"]
+    print(f"TLS - plain: in p50 {tls[0] - plain[0]:+.3f} ms, out p50 {tls[1] - plain[1]:+.3f} ms, "
+          f"answers/s {tls[2] / plain[2]:.2f}x (best of 2 runs each)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kgym", default="build/kgym")
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--workers", default="1,2,4,8,16")
+    parser.add_argument("--tls", action="store_true",
+                        help="only compare the worker link plain and over TLS (cluster credentials), same run")
     args = parser.parse_args()
     print(f"kgym dispatch bench: {platform.node()}, {os.cpu_count()} CPUs, {platform.platform()}")
+    if args.tls:
+        compare_tls(args)
+        return
 
     cluster = Cluster(args.kgym, 1)
     inbound, outbound = cluster.latencies(500)

@@ -63,6 +63,10 @@ options:
   --http-file FILE       write the HTTP port there
   --listen HOST:PORT     accept workers there (CAF middleman; port 0 picks one)
   --listen-file FILE     write the workers' port there
+  --cluster-certs DIR    this node's cluster credentials (ca.pem, node.pem, node.key; default
+                         $KGYM_CLUSTER_CERTS): workers then connect over TLS and must show a
+                         certificate of the same CA. Required for --listen beyond loopback; make
+                         them with deploy/cluster_certs.sh (README: "A cluster")
   --secret-env NAME      require EvalRequest.secret to equal $NAME (default KGYM_API_SECRET if set);
                          binding beyond loopback without a secret is refused
   --device cpu|cuda      where candidates run (default cpu)
@@ -133,7 +137,7 @@ void reply(zmq::socket_t& socket, std::vector<zmq::message_t> envelope, const Ev
 int run_serve(const std::vector<std::string>& argv) {
   args a(argv,
          {"api", "endpoint-file", "listen", "listen-file", "http", "http-file", "secret-env", "device", "executors",
-          "tasks-dir", "max-request-bytes", "python"},
+          "tasks-dir", "max-request-bytes", "python", "cluster-certs"},
          {"help", "eval-cache", "no-cupti", "gpu-sizes"});
   if (a.has("help")) {
     std::cout << serve_help;
@@ -158,8 +162,9 @@ int run_serve(const std::vector<std::string>& argv) {
     suite[task.id()] = task;
   }
 
+  const auto credentials = find_cluster_credentials(a.get("cluster-certs", ""));
   caf::actor_system_config cfg;
-  configure_cluster(cfg);
+  configure_cluster(cfg, credentials);
   caf::actor_system system{cfg};
   executor_options exec = sandbox_options(a, device == "cuda" ? CUDA : CPU);
   std::vector<gpu_executor_actor> executors;
@@ -169,13 +174,14 @@ int run_serve(const std::vector<std::string>& argv) {
   auto scheduler = spawn_scheduler(system, executors, scheduler_options{a.has("eval-cache"), {}});
   if (a.has("listen")) {
     auto [host, port] = parse_host_port(a.get("listen"));
-    auto published = system.middleman().publish(spawn_worker_gate(system, scheduler), port, host.c_str(), true);
+    auto published = publish_to_workers(system, spawn_worker_gate(system, scheduler), host, port, credentials);
     if (!published)
       throw std::runtime_error("cannot listen for workers on " + a.get("listen") + ": " +
                                system.render(published.error()));
     if (a.has("listen-file"))
       std::ofstream(a.get("listen-file")) << *published << "\n";
-    spdlog::info("kgym serve: workers join at {}:{}", host, *published);
+    spdlog::info("kgym serve: workers join at {}:{}{}", host, *published,
+                 credentials.enabled() ? " (TLS, certificates of the cluster's CA on both ends)" : "");
   }
 
   zmq::context_t context;

@@ -36,6 +36,8 @@ options:
   --cpu-slots N          N executors on the CPU (Triton's interpreter); the default without --gpus: 1
   --gpus LIST|all        one CUDA executor per GPU: "0,1,3" or "all" (nvidia-smi counts them)
   --name NAME            how results name this worker's executors (default: hostname-pid)
+  --cluster-certs DIR    this node's cluster credentials (default $KGYM_CLUSTER_CERTS): TLS to a
+                         kgym serve that has certificates of the same CA (deploy/cluster_certs.sh)
   --python PATH          the Python with torch and triton (default: python3, or $KGYM_PYTHON)
   --no-cupti             on cuda, do not inject the CUPTI profiler
   --null-executor        executors that answer at once without running anything: only for
@@ -68,7 +70,7 @@ std::vector<int> gpu_list(const std::string& spec) {
 }  // namespace
 
 int run_worker(const std::vector<std::string>& argv) {
-  args a(argv, {"join", "cpu-slots", "gpus", "name", "python"}, {"help", "no-cupti", "null-executor"});
+  args a(argv, {"join", "cpu-slots", "gpus", "name", "python", "cluster-certs"}, {"help", "no-cupti", "null-executor"});
   if (a.has("help") || !a.has("join")) {
     std::cout << worker_help;
     return a.has("help") ? 0 : 2;
@@ -78,13 +80,16 @@ int run_worker(const std::vector<std::string>& argv) {
   ::gethostname(hostname, sizeof hostname - 1);
   std::string name = a.get("name", std::string(hostname) + "-" + std::to_string(::getpid()));
 
+  const auto credentials = find_cluster_credentials(a.get("cluster-certs", ""));
   caf::actor_system_config cfg;
-  configure_cluster(cfg);
+  configure_cluster(cfg, credentials);
   caf::actor_system system{cfg};
-  auto scheduler = system.middleman().remote_actor<worker_gate_actor>(host, port);
+  auto scheduler = reach_control_plane<worker_gate_actor>(system, host, port, credentials);
   if (!scheduler)
     throw std::runtime_error("cannot reach kgym serve at " + a.get("join") + ": " + system.render(scheduler.error()) +
-                             " (is it running with --listen " + a.get("join") + "?)");
+                             " (is it running with --listen " + a.get("join") + "? " +
+                             (credentials.enabled() ? "Over TLS both ends need certificates of the same cluster CA)"
+                                                    : "Beyond loopback it needs --cluster-certs on both ends)"));
   std::vector<std::pair<std::string, gpu_executor_actor>> executors;
   if (a.has("null-executor")) {
     int slots = static_cast<int>(a.number("cpu-slots", 1));

@@ -179,5 +179,65 @@ TEST(Cluster, TheWorkerPortTakesNoWork) {
   fs::remove_all(tmp);
 }
 
+// Only our workers join: with cluster credentials (deploy/cluster_certs.sh) the worker port
+// speaks TLS and both ends must show a certificate of the cluster's CA. A worker of the
+// cluster joins and evaluates; one without credentials, one with another CA's, and a plain
+// middleman client get nothing; and --listen beyond loopback without credentials is refused.
+TEST(Cluster, OnlyNodesOfTheClusterJoin) {
+  std::string tmp = fs::temp_directory_path().string() + "/kgym-tls-" + std::to_string(::getpid());
+  fs::create_directories(tmp);
+  const std::string certs = tmp + "/certs", other_ca = tmp + "/other";
+  ASSERT_EQ(wait_exit(start_program({"bash", source_path("deploy/cluster_certs.sh"), certs, "serve", "w1"},
+                                    tmp + "/certs.log")),
+            0)
+      << read_all(tmp + "/certs.log");
+  ASSERT_EQ(wait_exit(start_program({"bash", source_path("deploy/cluster_certs.sh"), other_ca, "w1"})), 0);
+
+  pid_t open_to_all = start_kgym({"serve", "--executors", "0", "--api", "tcp://127.0.0.1:*", "--listen", "0.0.0.0:0"},
+                                 tmp + "/open.log");
+  EXPECT_NE(wait_exit(open_to_all), 0);
+  EXPECT_NE(read_all(tmp + "/open.log").find("without cluster credentials"), std::string::npos)
+      << read_all(tmp + "/open.log");
+
+  server s = start_server("tls", {"--executors", "0", "--listen", "127.0.0.1:0", "--listen-file", tmp + "/port",
+                                  "--cluster-certs", certs + "/serve"});
+  ASSERT_FALSE(s.endpoint.empty());
+  const std::string port = wait_for_line(tmp + "/port");
+  const std::string join = "127.0.0.1:" + port;
+  pid_t member = start_kgym({"worker", "--join", join, "--name", "member", "--cluster-certs", certs + "/w1"},
+                            tmp + "/member.log");
+  const std::string serve_log_path = fs::temp_directory_path().string() + "/kgym-serve-tls.log";
+  for (int i = 0; i < 100 && read_all(serve_log_path).find("member#cpu0 joins") == std::string::npos; ++i)
+    std::this_thread::sleep_for(100ms);
+  // Refused handshakes after it joined must not cost it its connection (tls_error_queue.cpp).
+  pid_t no_credentials = start_kgym({"worker", "--join", join, "--name", "plain"}, tmp + "/plain.log");
+  pid_t foreign = start_kgym({"worker", "--join", join, "--name", "foreign", "--cluster-certs", other_ca + "/w1"},
+                             tmp + "/foreign.log");
+  EXPECT_NE(wait_exit(no_credentials), 0) << read_all(tmp + "/plain.log");
+  EXPECT_NE(wait_exit(foreign), 0) << read_all(tmp + "/foreign.log");
+  {
+    caf::actor_system_config cfg;
+    cli::configure_cluster(cfg);
+    caf::actor_system system{cfg};
+    auto gate = system.middleman().remote_actor<worker_gate_actor>("127.0.0.1", static_cast<uint16_t>(std::stoi(port)));
+    EXPECT_FALSE(gate) << "a plain middleman client reached the worker gate";
+  }
+
+  client c(s.endpoint);
+  c.send(request("over-tls", "gelu_scale_residual", "fused"));
+  EvalResult r = c.receive(120s);
+  EXPECT_EQ(r.error(), "");
+  EXPECT_EQ(Verdict_Name(r.result().verdict()), "OK") << r.result().message();
+  EXPECT_EQ(r.result().executor(), "member#cpu0");
+  std::this_thread::sleep_for(2s);  // past a heartbeat: the member is still there
+  const std::string serve_log = read_all(serve_log_path);
+  EXPECT_EQ(serve_log.find("member#cpu0 lost"), std::string::npos) << serve_log;
+  EXPECT_EQ(serve_log.find("plain#"), std::string::npos) << serve_log;
+  EXPECT_EQ(serve_log.find("foreign#"), std::string::npos) << serve_log;
+  EXPECT_EQ(stop_process(member), 0);
+  EXPECT_EQ(stop_process(s.pid), 0);
+  fs::remove_all(tmp);
+}
+
 }  // namespace
 }  // namespace kgym::test
