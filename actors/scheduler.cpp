@@ -160,6 +160,15 @@ void join(self_ptr self, const std::string& name, const caf::strong_actor_ptr& p
   auto handle = caf::actor_cast<gpu_executor_actor>(ptr);
   if (!handle)
     return;
+  // A name is unique: a second join under it replaces the first (a worker that rejoins
+  // before its old connection was noticed gone), whose work in flight is placed again.
+  auto same_name = std::find_if(self->state.executors.begin(), self->state.executors.end(), [&](const auto& other) {
+    return other.second.name == name && other.first != handle.address();
+  });
+  if (same_name != self->state.executors.end()) {
+    const caf::actor_addr replaced = same_name->first;
+    lose(self, replaced, "replaced: another executor joined under its name");
+  }
   auto& e = self->state.executors[handle.address()];
   e.handle = handle;
   e.name = name;

@@ -30,12 +30,15 @@ Starts one sandbox executor per GPU (or per CPU slot) on this node and registers
 the scheduler of the `kgym serve --listen HOST:PORT` running there. The scheduler places work
 on them, monitors them, and places again whatever a lost worker had in flight. SIGTERM or
 SIGINT drains: no new work, the evaluations in flight finish and are answered, then it exits.
+A worker that loses the control plane (a cut link, a restarted server) rejoins when it is back.
 
 options:
   --join HOST:PORT       the control plane (kgym serve --listen)
   --cpu-slots N          N executors on the CPU (Triton's interpreter); the default without --gpus: 1
   --gpus LIST|all        one CUDA executor per GPU: "0,1,3" or "all" (nvidia-smi counts them)
   --name NAME            how results name this worker's executors (default: hostname-pid)
+  --rejoin-for S         after losing the control plane, keep trying to rejoin for S seconds
+                         (backoff 0.25 s doubling to 10 s; default 600; 0: exit at once)
   --cluster-certs DIR    this node's cluster credentials (default $KGYM_CLUSTER_CERTS): TLS to a
                          kgym serve that has certificates of the same CA (deploy/cluster_certs.sh)
   --python PATH          the Python with torch and triton (default: python3, or $KGYM_PYTHON)
@@ -70,7 +73,7 @@ std::vector<int> gpu_list(const std::string& spec) {
 }  // namespace
 
 int run_worker(const std::vector<std::string>& argv) {
-  args a(argv, {"join", "cpu-slots", "gpus", "name", "python", "cluster-certs"}, {"help", "no-cupti", "null-executor"});
+  args a(argv, {"join", "cpu-slots", "gpus", "name", "python", "cluster-certs", "rejoin-for"}, {"help", "no-cupti", "null-executor"});
   if (a.has("help") || !a.has("join")) {
     std::cout << worker_help;
     return a.has("help") ? 0 : 2;
@@ -108,17 +111,44 @@ int run_worker(const std::vector<std::string>& argv) {
       executors.emplace_back(name + "#cpu" + std::to_string(i), spawn_gpu_executor(system, exec));
   }
   caf::scoped_actor self{system};
-  self->monitor(*scheduler);
-  for (const auto& [executor_name, executor] : executors)
-    self->send(*scheduler, join_atom::value, executor_name, caf::actor_cast<caf::strong_actor_ptr>(executor));
-  spdlog::info("kgym worker {}: {} executors joined {}", name, executors.size(), a.get("join"));
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
+  const double rejoin_for_s = a.number("rejoin-for", 600);
   bool control_plane_gone = false;
-  while (!stop_requested && !control_plane_gone)
-    self->receive_while([&] { return !stop_requested && !control_plane_gone; })(
-        [&](caf::down_msg&) { control_plane_gone = true; },
-        caf::after(std::chrono::milliseconds(200)) >> [] {});
+  for (;;) {
+    self->monitor(*scheduler);
+    for (const auto& [executor_name, executor] : executors)
+      self->send(*scheduler, join_atom::value, executor_name, caf::actor_cast<caf::strong_actor_ptr>(executor));
+    spdlog::info("kgym worker {}: {} executors joined {}", name, executors.size(), a.get("join"));
+    control_plane_gone = false;
+    while (!stop_requested && !control_plane_gone)
+      self->receive_while([&] { return !stop_requested && !control_plane_gone; })(
+          [&](caf::down_msg&) { control_plane_gone = true; },
+          caf::after(std::chrono::milliseconds(200)) >> [] {});
+    if (!control_plane_gone)
+      break;
+    // Lost (a cut link, a pause past the heartbeat timeout, a restarted server): try again
+    // with backoff; the same names rejoin, and a server that still holds the old ones
+    // replaces them.
+    spdlog::warn("kgym worker {}: the control plane is gone; rejoining for up to {:.0f} s", name, rejoin_for_s);
+    const auto lost_at = std::chrono::steady_clock::now();
+    auto backoff = std::chrono::milliseconds(250);
+    auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - lost_at).count(); };
+    scheduler = caf::error{};
+    while (!stop_requested && since() < rejoin_for_s) {
+      for (auto slept = std::chrono::milliseconds(0); slept < backoff && !stop_requested; slept += std::chrono::milliseconds(50))
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      scheduler = reach_control_plane<worker_gate_actor>(system, host, port, credentials);
+      if (scheduler)
+        break;
+      spdlog::info("kgym worker {}: {} not back yet ({}); next try in {} ms", name, a.get("join"),
+                   system.render(scheduler.error()), std::min<long>(backoff.count() * 2, 10000));
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(10000));
+    }
+    if (!scheduler)
+      break;
+    spdlog::info("kgym worker {}: the control plane is back after {:.1f} s", name, since());
+  }
   if (!control_plane_gone) {
     spdlog::info("kgym worker {}: draining", name);
     for (const auto& [executor_name, executor] : executors)

@@ -4,7 +4,10 @@
 // answered exactly once with the right verdict, and the late worker gets work.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <filesystem>
@@ -236,6 +239,71 @@ TEST(Cluster, OnlyNodesOfTheClusterJoin) {
   EXPECT_EQ(serve_log.find("foreign#"), std::string::npos) << serve_log;
   EXPECT_EQ(stop_process(member), 0);
   EXPECT_EQ(stop_process(s.pid), 0);
+  fs::remove_all(tmp);
+}
+
+// A free loopback port (bound, read, released), for a server that must come back on it.
+uint16_t free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// How often `text` occurs in the file at `path`, waiting up to `timeout` for at least `count`.
+int wait_for_count(const std::string& path, const std::string& text, int count, std::chrono::seconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const std::string all = read_all(path);
+    int n = 0;
+    for (auto at = all.find(text); at != std::string::npos; at = all.find(text, at + 1)) ++n;
+    if (n >= count || std::chrono::steady_clock::now() > until)
+      return n;
+    std::this_thread::sleep_for(100ms);
+  }
+}
+
+// Workers come back: after the server is SIGKILLed and started again on the same port, and
+// after the worker was stopped past the heartbeat timeout, it rejoins by itself and gets
+// work; no person restarts it.
+TEST(Cluster, AWorkerRejoinsAfterARestartAndAPause) {
+  std::string tmp = fs::temp_directory_path().string() + "/kgym-rejoin-" + std::to_string(::getpid());
+  fs::create_directories(tmp);
+  const std::string join = "127.0.0.1:" + std::to_string(free_port());
+  server first = start_server("rejoin1", {"--executors", "0", "--listen", join});
+  ASSERT_FALSE(first.endpoint.empty());
+  pid_t worker = start_kgym({"worker", "--join", join, "--name", "back", "--null-executor", "--rejoin-for", "60"},
+                            tmp + "/back.log");
+  const std::string log1 = fs::temp_directory_path().string() + "/kgym-serve-rejoin1.log";
+  ASSERT_EQ(wait_for_count(log1, "back#null0 joins", 1, 30s), 1) << read_all(log1);
+  {
+    client c(first.endpoint);
+    c.send(request("before", "gelu_scale_residual", "fused"));
+    EXPECT_EQ(c.receive(30s).result().executor(), "back#null0");
+  }
+  ::kill(first.pid, SIGKILL);
+  wait_exit(first.pid);
+  server second = start_server("rejoin2", {"--executors", "0", "--listen", join});
+  ASSERT_FALSE(second.endpoint.empty());
+  const std::string log2 = fs::temp_directory_path().string() + "/kgym-serve-rejoin2.log";
+  EXPECT_EQ(wait_for_count(log2, "back#null0 joins", 1, 30s), 1) << read_all(tmp + "/back.log");
+  client c(second.endpoint);
+  c.send(request("after-restart", "gelu_scale_residual", "fused"));
+  EXPECT_EQ(c.receive(30s).result().executor(), "back#null0");
+
+  ::kill(worker, SIGSTOP);
+  EXPECT_EQ(wait_for_count(log2, "back#null0 lost", 1, 20s), 1) << read_all(log2);
+  ::kill(worker, SIGCONT);
+  EXPECT_EQ(wait_for_count(log2, "back#null0 joins", 2, 30s), 2) << read_all(tmp + "/back.log");
+  c.send(request("after-pause", "gelu_scale_residual", "fused"));
+  EXPECT_EQ(c.receive(30s).result().executor(), "back#null0");
+  EXPECT_EQ(stop_process(worker), 0) << read_all(tmp + "/back.log");
+  EXPECT_EQ(stop_process(second.pid), 0);
   fs::remove_all(tmp);
 }
 

@@ -408,6 +408,43 @@ TEST(Scheduler, SendsRequestsWithExtensionsAheadToBuild) {
   self->send_exit(executor, caf::exit_reason::user_shutdown);
 }
 
+// An executor that takes every request and never answers (a worker whose link is gone but
+// not yet noticed).
+gpu_executor_actor::behavior_type black_hole(gpu_executor_actor::pointer self,
+                                             std::shared_ptr<std::vector<caf::typed_response_promise<ExecResult>>> held) {
+  return {[=](const ExecRequest&) -> caf::typed_response_promise<ExecResult> {
+    held->push_back(self->make_response_promise<ExecResult>());
+    return held->back();
+  }};
+}
+
+// A name is unique: an executor joining under a taken name (a worker rejoining before its old
+// connection was noticed gone) replaces the first, and the first's work is placed again.
+TEST(Scheduler, ASecondJoinUnderATakenNameReplacesTheFirst) {
+  caf::actor_system_config cfg;
+  add_message_types(cfg);
+  caf::actor_system system{cfg};
+  auto held = std::make_shared<std::vector<caf::typed_response_promise<ExecResult>>>();
+  auto stale = system.spawn(black_hole, held);
+  auto fresh = spawn_null_executor(system);
+  auto scheduler = spawn_scheduler(system, {}, scheduler_options{false, {}});
+  caf::scoped_actor self{system};
+  self->send(scheduler, join_atom::value, std::string("w#0"), caf::actor_cast<caf::strong_actor_ptr>(stale));
+  ExecRequest request;
+  request.set_request_id("r1");
+  self->send(scheduler, request);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(held->size(), 1u) << "the request went to the first executor";
+  self->send(scheduler, join_atom::value, std::string("w#0"), caf::actor_cast<caf::strong_actor_ptr>(fresh));
+  std::string executor;
+  self->receive([&](const ExecResult& r) { executor = r.executor(); },
+                caf::after(std::chrono::seconds(5)) >> [&] { FAIL() << "the request stayed with the replaced executor"; });
+  EXPECT_EQ(executor, "w#0");
+  for (auto actor : {caf::actor_cast<caf::actor>(scheduler), caf::actor_cast<caf::actor>(stale),
+                     caf::actor_cast<caf::actor>(fresh)})
+    self->send_exit(actor, caf::exit_reason::user_shutdown);
+}
+
 KernelActivity kernel(const char* name, const char* phase, bool generated, uint64_t start, uint64_t end) {
   KernelActivity k;
   k.set_name(name);
