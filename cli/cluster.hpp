@@ -80,17 +80,22 @@ inline bool is_loopback_host(const std::string& host) {
   return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
-// Publishes `whom` on host:port: over TLS with credentials, else plain (loopback only).
-template <class Handle>
-caf::expected<uint16_t> publish_to_workers(caf::actor_system& system, const Handle& whom, const std::string& host,
-                                           uint16_t port, const cluster_credentials& credentials) {
-  if (credentials.enabled())
-    return caf::openssl::publish(whom, port, host.c_str(), true);
-  if (!is_loopback_host(host))
+// Workers beyond loopback only with cluster credentials.
+inline void require_credentials_beyond_loopback(const std::string& host, const cluster_credentials& credentials) {
+  if (!credentials.enabled() && !is_loopback_host(host))
     throw std::invalid_argument("refusing to accept workers on " + host + " without cluster credentials: anyone who "
                                 "reaches the port could join and forge verdicts. Make them with "
                                 "deploy/cluster_certs.sh DIR serve NODE..., then pass --cluster-certs DIR/serve (or "
                                 "set $KGYM_CLUSTER_CERTS)");
+}
+
+// Publishes `whom` on host:port: over TLS with credentials, else plain (loopback only).
+template <class Handle>
+caf::expected<uint16_t> publish_to_workers(caf::actor_system& system, const Handle& whom, const std::string& host,
+                                           uint16_t port, const cluster_credentials& credentials) {
+  require_credentials_beyond_loopback(host, credentials);
+  if (credentials.enabled())
+    return caf::openssl::publish(whom, port, host.c_str(), true);
   return system.middleman().publish(whom, port, host.c_str(), true);
 }
 

@@ -18,6 +18,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "actors/gpu_executor.hpp"
@@ -74,6 +75,8 @@ options:
   --tasks-dir DIR        the suite that task_id refers to (default: the built-in tasks)
   --max-request-bytes N  larger requests are refused (default 4194304)
   --eval-cache           answer an identical (task, program) from the first evaluation
+  --drain-timeout S      on SIGTERM, how long evaluations in flight may still finish (default 120);
+                         then each one's client gets an error saying to send it again
   --gpu-sizes            on cpu, run tasks at their full (GPU) sizes, not their task.json cpu_sizes
   --python PATH          the Python with torch and triton (default: python3, or $KGYM_PYTHON)
   --no-cupti             on cuda, do not inject the CUPTI profiler
@@ -132,12 +135,22 @@ void reply(zmq::socket_t& socket, std::vector<zmq::message_t> envelope, const Ev
   zmq::send_multipart(socket, envelope);
 }
 
+// Binds `socket` to `endpoint`, or says which port could not be had and why.
+void bind_or_explain(zmq::socket_t& socket, const std::string& endpoint, const std::string& what) {
+  try {
+    socket.bind(endpoint);
+  } catch (const zmq::error_t& error) {
+    throw std::runtime_error("cannot bind " + what + " to " + endpoint + ": " + error.what() +
+                             " (is another kgym serve running there?)");
+  }
+}
+
 }  // namespace
 
 int run_serve(const std::vector<std::string>& argv) {
   args a(argv,
          {"api", "endpoint-file", "listen", "listen-file", "http", "http-file", "secret-env", "device", "executors",
-          "tasks-dir", "max-request-bytes", "python", "cluster-certs"},
+          "tasks-dir", "max-request-bytes", "python", "cluster-certs", "drain-timeout"},
          {"help", "eval-cache", "no-cupti", "gpu-sizes"});
   if (a.has("help")) {
     std::cout << serve_help;
@@ -162,7 +175,35 @@ int run_serve(const std::vector<std::string>& argv) {
     suite[task.id()] = task;
   }
 
+  // Every port is bound before any actor exists: one that is taken ends kgym serve at once.
+  zmq::context_t context;
+  zmq::socket_t socket(context, zmq::socket_type::router);
+  socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(16 * max_bytes));  // a hard cap on memory
+  socket.set(zmq::sockopt::linger, 1000);
+  bind_or_explain(socket, endpoint, "the API");
+  std::string bound = socket.get(zmq::sockopt::last_endpoint);
+  if (a.has("endpoint-file"))
+    std::ofstream(a.get("endpoint-file")) << bound << "\n";
+
+  // The HTTP/JSON endpoint: a ZeroMQ STREAM socket (raw TCP) served by the same thread.
+  std::unique_ptr<zmq::socket_t> http;
+  if (a.has("http")) {
+    auto [host, port] = parse_host_port(a.get("http"));
+    if (!is_loopback_endpoint("tcp://" + host + ":") && secret.empty())
+      throw std::invalid_argument("refusing to serve HTTP on " + a.get("http") + " without a secret: set " +
+                                  secret_env + " (clients send it as Authorization: Bearer ...)");
+    http = std::make_unique<zmq::socket_t>(context, zmq::socket_type::stream);
+    http->set(zmq::sockopt::linger, 1000);
+    bind_or_explain(*http, "tcp://" + host + ":" + (port == 0 ? std::string("*") : std::to_string(port)), "HTTP");
+    std::string bound_http = http->get(zmq::sockopt::last_endpoint);
+    if (a.has("http-file"))
+      std::ofstream(a.get("http-file")) << bound_http.substr(bound_http.rfind(':') + 1) << "\n";
+    spdlog::info("kgym serve: HTTP/JSON on {}", bound_http);
+  }
+
   const auto credentials = find_cluster_credentials(a.get("cluster-certs", ""));
+  if (a.has("listen"))
+    require_credentials_beyond_loopback(parse_host_port(a.get("listen")).first, credentials);
   caf::actor_system_config cfg;
   configure_cluster(cfg, credentials);
   caf::actor_system system{cfg};
@@ -175,43 +216,23 @@ int run_serve(const std::vector<std::string>& argv) {
   if (a.has("listen")) {
     auto [host, port] = parse_host_port(a.get("listen"));
     auto published = publish_to_workers(system, spawn_worker_gate(system, scheduler), host, port, credentials);
-    if (!published)
+    if (!published) {
+      for (const auto& executor : executors)
+        caf::anon_send_exit(executor, caf::exit_reason::user_shutdown);
+      caf::anon_send_exit(scheduler, caf::exit_reason::user_shutdown);  // so the actor system can end
       throw std::runtime_error("cannot listen for workers on " + a.get("listen") + ": " +
-                               system.render(published.error()));
+                               system.render(published.error()) + " (is the port taken?)");
+    }
     if (a.has("listen-file"))
       std::ofstream(a.get("listen-file")) << *published << "\n";
     spdlog::info("kgym serve: workers join at {}:{}{}", host, *published,
                  credentials.enabled() ? " (TLS, certificates of the cluster's CA on both ends)" : "");
   }
 
-  zmq::context_t context;
-  zmq::socket_t socket(context, zmq::socket_type::router);
-  socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(16 * max_bytes));  // a hard cap on memory
-  socket.set(zmq::sockopt::linger, 1000);
-  socket.bind(endpoint);
-  std::string bound = socket.get(zmq::sockopt::last_endpoint);
-  if (a.has("endpoint-file"))
-    std::ofstream(a.get("endpoint-file")) << bound << "\n";
   spdlog::info("kgym serve: {} executors on {}, {} tasks, listening on {}{}", n_executors, device, suite.size(), bound,
                secret.empty() ? "" : " (secret required)");
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
-
-  // The HTTP/JSON endpoint: a ZeroMQ STREAM socket (raw TCP) served by the same thread.
-  std::unique_ptr<zmq::socket_t> http;
-  if (a.has("http")) {
-    auto [host, port] = parse_host_port(a.get("http"));
-    if (!is_loopback_endpoint("tcp://" + host + ":") && secret.empty())
-      throw std::invalid_argument("refusing to serve HTTP on " + a.get("http") + " without a secret: set " +
-                                  secret_env + " (clients send it as Authorization: Bearer ...)");
-    http = std::make_unique<zmq::socket_t>(context, zmq::socket_type::stream);
-    http->set(zmq::sockopt::linger, 1000);
-    http->bind("tcp://" + host + ":" + (port == 0 ? std::string("*") : std::to_string(port)));
-    std::string bound_http = http->get(zmq::sockopt::last_endpoint);
-    if (a.has("http-file"))
-      std::ofstream(a.get("http-file")) << bound_http.substr(bound_http.rfind(':') + 1) << "\n";
-    spdlog::info("kgym serve: HTTP/JSON on {}", bound_http);
-  }
 
   auto finished = std::make_shared<finished_queue>();
   std::unordered_map<std::string, request_state> requests;
@@ -306,7 +327,16 @@ int run_serve(const std::vector<std::string>& argv) {
     return http_error(connection, 404, "no such path: the API is POST " + prefix + " and GET " + prefix + "/<id>");
   };
 
+  // SIGTERM: no new requests; those in flight get drain_timeout to finish, then an error.
+  const auto drain_timeout = std::chrono::duration<double>(a.number("drain-timeout", 120));
+  std::optional<std::chrono::steady_clock::time_point> drain_until;
   while (!stop_requested || in_flight > 0) {
+    if (stop_requested && !drain_until) {
+      drain_until = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::nanoseconds>(drain_timeout);
+      spdlog::info("kgym serve: stopping; {} requests in flight get up to {:.0f} s", in_flight, drain_timeout.count());
+    }
+    if (drain_until && std::chrono::steady_clock::now() > *drain_until)
+      break;
     for (auto& [id, result] : finished->take()) {
       auto& state = requests[id];
       state.done = true;
@@ -400,7 +430,25 @@ int run_serve(const std::vector<std::string>& argv) {
     state.started = true;
     start_evaluation(request);
   }
-  spdlog::info("kgym serve: stopped after {} answers and {} refusals", served, refused);
+  size_t unfinished = 0;
+  for (auto& [id, state] : requests) {  // past the drain limit: each waiter hears why
+    if (state.done)
+      continue;
+    EvalResult answer;
+    answer.set_request_id(id);
+    answer.set_error("the server stopped before this evaluation finished (its drain limit is " +
+                     std::to_string(int(drain_timeout.count())) + " s): send the request again");
+    for (auto& w : state.waiters) {
+      reply(socket, std::move(w.envelope), answer, w.json);
+      ++unfinished;
+    }
+    for (auto& [connection, deadline] : state.http_waiters) {
+      http_send(connection, 503, to_json(answer));
+      ++unfinished;
+    }
+  }
+  spdlog::info("kgym serve: stopped after {} answers and {} refusals{}", served, refused,
+               unfinished ? "; " + std::to_string(unfinished) + " left unfinished were told so" : "");
   caf::scoped_actor self{system};
   for (const auto& e : executors)
     self->send_exit(e, caf::exit_reason::user_shutdown);

@@ -307,5 +307,37 @@ TEST(Cluster, AWorkerRejoinsAfterARestartAndAPause) {
   fs::remove_all(tmp);
 }
 
+// Clear failures: a port that cannot be bound ends kgym serve at once, naming it; SIGTERM with
+// work queued and no executor to run it answers that work with an error after the drain
+// limit and exits.
+TEST(Cluster, ServeFailsClearlyAndStopsWithWorkQueued) {
+  std::string tmp = fs::temp_directory_path().string() + "/kgym-stop-" + std::to_string(::getpid());
+  fs::create_directories(tmp);
+  const std::string listen = "127.0.0.1:" + std::to_string(free_port());
+  server s = start_server("stop", {"--executors", "0", "--listen", listen, "--drain-timeout", "2"});
+  ASSERT_FALSE(s.endpoint.empty());
+  const auto started = std::chrono::steady_clock::now();
+  pid_t same_api = start_kgym({"serve", "--executors", "0", "--api", s.endpoint}, tmp + "/api.log");
+  EXPECT_NE(wait_exit(same_api), 0);
+  EXPECT_NE(read_all(tmp + "/api.log").find("cannot bind the API to " + s.endpoint), std::string::npos)
+      << read_all(tmp + "/api.log");
+  pid_t same_listen =
+      start_kgym({"serve", "--executors", "1", "--api", "tcp://127.0.0.1:*", "--listen", listen}, tmp + "/listen.log");
+  EXPECT_NE(wait_exit(same_listen), 0);
+  EXPECT_NE(read_all(tmp + "/listen.log").find("cannot listen for workers on " + listen), std::string::npos)
+      << read_all(tmp + "/listen.log");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 20);
+
+  client c(s.endpoint);
+  c.send(request("queued", "gelu_scale_residual", "fused"));  // no executor anywhere
+  std::this_thread::sleep_for(300ms);
+  ::kill(s.pid, SIGTERM);
+  EvalResult r = c.receive(20s);
+  EXPECT_EQ(r.request_id(), "queued");
+  EXPECT_NE(r.error().find("stopped before this evaluation finished"), std::string::npos) << r.error();
+  EXPECT_EQ(wait_exit(s.pid), 0);
+  fs::remove_all(tmp);
+}
+
 }  // namespace
 }  // namespace kgym::test
