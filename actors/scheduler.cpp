@@ -8,6 +8,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "gpu/executor/eval_defaults.hpp"
 #include "pipeline/content_hash.hpp"
 
 namespace kgym {
@@ -24,6 +25,14 @@ std::string evaluation_key(const Task& task, Device device, const EvalOptions& o
 std::string evaluation_key(const ExecRequest& request) {
   return evaluation_key(request.task(), request.device(), request.options(),
                         content_hash(request.candidate().source()));
+}
+
+std::chrono::milliseconds placement_deadline(const ExecRequest& request, const scheduler_options& options) {
+  const EvalOptions o = with_defaults(request.options(), request.device());
+  const auto ms = [](double seconds) { return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)); };
+  return options.attempts * (options.start_timeout + ms(o.total_timeout_s())) +
+         (uses_extensions(request.candidate().source()) ? ms(o.compile_timeout_s()) : std::chrono::milliseconds(0)) +
+         options.deadline_slack;
 }
 
 namespace {
@@ -53,6 +62,7 @@ struct scheduler_state {
   std::unordered_map<std::string, std::vector<std::pair<std::string, promise>>> waiting;  // key -> (id, promise)
   std::unordered_map<std::string, ExecResult> cache;
   bool use_cache = true;
+  scheduler_options bounds;  // for placement_deadline
   uint64_t next_token = 0;
   static inline const char* name = "scheduler";
 };
@@ -125,10 +135,15 @@ void place(self_ptr self, bool ahead) {
   for (auto& [addr, e] : self->state.executors) {
     for (auto next = next_for(self, e, ahead); next != self->state.queue.end(); next = next_for(self, e, ahead)) {
       auto token = ++self->state.next_token;
+      // Placed behind what the executor already holds (a build ahead): it waits for those too.
+      auto deadline = std::chrono::milliseconds(0);
+      for (const auto& [held_token, held] : e.in_flight)
+        deadline += placement_deadline(held.request, self->state.bounds);
       auto& job = e.in_flight[token] = std::move(*next);
+      deadline += placement_deadline(job.request, self->state.bounds);
       self->state.queue.erase(next);
       auto a = addr;
-      self->request(e.handle, caf::infinite, job.request)
+      self->request(e.handle, deadline, job.request)
           .then([self, a, token](ExecResult& result) { finish(self, a, token, std::move(result)); },
                 [self, a, token](caf::error& error) {
                   auto it = self->state.executors.find(a);
@@ -136,6 +151,11 @@ void place(self_ptr self, bool ahead) {
                     return;
                   if (error == caf::sec::request_receiver_down || error == caf::sec::remote_linking_failed) {
                     lose(self, a, self->system().render(error));
+                    return;
+                  }
+                  if (error == caf::sec::request_timeout) {
+                    lose(self, a, "request " + it->second.in_flight[token].request.request_id() +
+                                      " unanswered past its deadline");
                     return;
                   }
                   const auto& request = it->second.in_flight[token].request;
@@ -180,6 +200,9 @@ void join(self_ptr self, const std::string& name, const caf::strong_actor_ptr& p
 scheduler_actor::behavior_type scheduler_impl(self_ptr self, std::vector<gpu_executor_actor> executors,
                                               scheduler_options options) {
   self->state.use_cache = options.cache;
+  self->state.bounds.attempts = options.attempts;
+  self->state.bounds.start_timeout = options.start_timeout;
+  self->state.bounds.deadline_slack = options.deadline_slack;
   for (const auto& [key, result] : options.preload)
     if (options.cache && result.verdict() != INTERNAL_ERROR)
       self->state.cache[key] = result;

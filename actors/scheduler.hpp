@@ -12,11 +12,13 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
+#include <chrono>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "actors/gpu_executor.hpp"
+#include "gpu/executor/sandbox_evaluator.hpp"
 #include "messages/caf_types.hpp"
 #include "messages/kgym.pb.h"
 
@@ -36,7 +38,17 @@ struct scheduler_options {
   bool cache = true;
   // Earlier results for the cache, by evaluation_key (a resumed run's stored turns).
   std::vector<std::pair<std::string, ExecResult>> preload;
+  // A placed request must be answered within placement_deadline; an executor that lets one
+  // pass is lost and its work placed again (a black hole, a hung node whose link stays up).
+  // The executor's own bounds (gpu/executor/sandbox_evaluator.hpp) and the slack:
+  int attempts = default_own_memory_attempts;
+  std::chrono::milliseconds start_timeout = default_start_timeout;
+  std::chrono::milliseconds deadline_slack{60000};
 };
+
+// How long an executor may hold `request` once placed: per attempt, a sandbox start and the
+// evaluation's total limit; its extensions' compile limit when it builds any; and the slack.
+std::chrono::milliseconds placement_deadline(const ExecRequest& request, const scheduler_options& options);
 
 scheduler_actor spawn_scheduler(caf::actor_system& system, std::vector<gpu_executor_actor> executors,
                                 scheduler_options options);

@@ -445,6 +445,46 @@ TEST(Scheduler, ASecondJoinUnderATakenNameReplacesTheFirst) {
     self->send_exit(actor, caf::exit_reason::user_shutdown);
 }
 
+// Bounded: a request placed on an executor that never answers (a black hole whose link stays
+// up) is placed again once its deadline passes, and that executor gets nothing more.
+TEST(Scheduler, ARequestPastItsDeadlineIsPlacedAgain) {
+  caf::actor_system_config cfg;
+  add_message_types(cfg);
+  caf::actor_system system{cfg};
+  auto held = std::make_shared<std::vector<caf::typed_response_promise<ExecResult>>>();
+  auto hole = system.spawn(black_hole, held);
+  auto fresh = spawn_null_executor(system);
+  scheduler_options options{false, {}};
+  options.attempts = 1;
+  options.start_timeout = std::chrono::milliseconds(0);
+  options.deadline_slack = std::chrono::milliseconds(300);
+  auto scheduler = spawn_scheduler(system, {}, options);
+  caf::scoped_actor self{system};
+  self->send(scheduler, join_atom::value, std::string("hole#0"), caf::actor_cast<caf::strong_actor_ptr>(hole));
+  ExecRequest request;
+  request.set_request_id("r1");
+  request.mutable_options()->set_total_timeout_s(0.2);
+  self->send(scheduler, request);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  self->send(scheduler, join_atom::value, std::string("fresh#0"), caf::actor_cast<caf::strong_actor_ptr>(fresh));
+  EXPECT_EQ(held->size(), 1u) << "the request went to the black hole first";
+  std::string executor;
+  const auto sent = std::chrono::steady_clock::now();
+  self->receive([&](const ExecResult& r) { executor = r.executor(); },
+                caf::after(std::chrono::seconds(5)) >> [&] { FAIL() << "the request stayed in the black hole"; });
+  EXPECT_EQ(executor, "fresh#0");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count(), 2.0);
+  request.set_request_id("r2");
+  self->send(scheduler, request);
+  self->receive([&](const ExecResult& r) { executor = r.executor(); },
+                caf::after(std::chrono::seconds(5)) >> [&] { FAIL() << "no answer"; });
+  EXPECT_EQ(executor, "fresh#0");
+  EXPECT_EQ(held->size(), 1u) << "the black hole got more work";
+  for (auto actor : {caf::actor_cast<caf::actor>(scheduler), caf::actor_cast<caf::actor>(hole),
+                     caf::actor_cast<caf::actor>(fresh)})
+    self->send_exit(actor, caf::exit_reason::user_shutdown);
+}
+
 KernelActivity kernel(const char* name, const char* phase, bool generated, uint64_t start, uint64_t end) {
   KernelActivity k;
   k.set_name(name);

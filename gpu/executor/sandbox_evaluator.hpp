@@ -13,15 +13,20 @@
 
 namespace kgym {
 
+// What one request may cost an executor at most, by default: the scheduler's deadline for a
+// placed request (actors/scheduler.hpp) is built from these too.
+constexpr std::chrono::seconds default_start_timeout{180};
+constexpr int default_own_memory_attempts = 3;
+
 struct executor_options {
   sandbox_launch launch;
   std::string work_root;  // per-evaluation private directories are made below it
-  std::chrono::seconds start_timeout{180};
+  std::chrono::seconds start_timeout = default_start_timeout;
   std::chrono::seconds exit_grace{15};  // after a kill, how long to wait for the exit report
   std::string trace_archive;  // if set, each CUPTI trace is copied here as <request_id>.jsonl (+ .key)
   // Evaluations of one request while kgym's own processes run out of GPU memory
   // (ExecResult.own_device_memory_exhausted): never the candidate's verdict.
-  int own_memory_attempts = 3;
+  int own_memory_attempts = default_own_memory_attempts;
   // Candidates' CUDA extensions, built ahead of their evaluation (empty: under work_root,
   // gone with it).
   std::string extension_cache;
