@@ -40,10 +40,13 @@ def make_certs() -> str:
 
 
 class Cluster:
-    def __init__(self, kgym: str, workers: int, certs: str = ""):
-        """`certs`: cluster credentials (make_certs): serve and workers then speak TLS."""
+    def __init__(self, kgym: str, workers: int, certs: str = "", journal: bool = False):
+        """`certs`: cluster credentials (make_certs): serve and workers then speak TLS.
+        `journal`: serve journals every request and answer (--state-dir)."""
         self.tmp = tempfile.mkdtemp(prefix="kgym-dispatch-")
+        self.state_dir = f"{self.tmp}/state" if journal else ""
         serve_tls = ["--cluster-certs", f"{certs}/serve"] if certs else []
+        serve_tls += ["--state-dir", self.state_dir] if journal else []
         worker_tls = ["--cluster-certs", f"{certs}/worker"] if certs else []
         self.serve = subprocess.Popen([kgym, "serve", "--executors", "0", "--api", "tcp://127.0.0.1:*",
                                        "--endpoint-file", f"{self.tmp}/api", "--listen", "127.0.0.1:0",
@@ -108,28 +111,41 @@ def percentile(values, p):
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
+def journal_bytes(state_dir: str) -> int:
+    return sum(os.path.getsize(os.path.join(state_dir, f)) for f in os.listdir(state_dir)) if state_dir else 0
+
+
 def compare_tls(args) -> None:
     """Latency (500 requests one at a time) and answers/s (args.requests in flight, 2 worker
-    processes), plain and over TLS, alternated twice so drift falls on both."""
+    processes): plain, over TLS, and over TLS with the journal, alternated twice so drift falls
+    on all; and the journal's size per 100,000 requests."""
     certs = make_certs()
-    rows = {"plain": [], "tls": []}
+    setups = (("plain", "", False), ("tls", certs, False), ("tls+journal", certs, True))
+    rows = {name: [] for name, _, _ in setups}
+    journal_per_request = 0.0
     for _ in range(2):
-        for name, tls in (("plain", ""), ("tls", certs)):
-            cluster = Cluster(args.kgym, 1, tls)
+        for name, tls, journal in setups:
+            cluster = Cluster(args.kgym, 1, tls, journal)
             inbound, outbound = cluster.latencies(500)
             cluster.close()
-            cluster = Cluster(args.kgym, 2, tls)
+            cluster = Cluster(args.kgym, 2, tls, journal)
             rate = cluster.run_batch(args.requests)
-            cluster.close()
+            cluster.close()  # the journal's last batch is committed on exit
+            if journal:
+                journal_per_request = journal_bytes(cluster.state_dir) / (args.requests + 40)  # + the warm-up
             rows[name].append((percentile(inbound, 50), percentile(outbound, 50), rate))
-    print(f"{'link':>6} {'in p50 ms':>10} {'out p50 ms':>11} {'answers/s':>10}")
+    print(f"{'link':>12} {'in p50 ms':>10} {'out p50 ms':>11} {'answers/s':>10}")
     best = {name: (min(r[0] for r in runs), min(r[1] for r in runs), max(r[2] for r in runs))
             for name, runs in rows.items()}
     for name, (inbound, outbound, rate) in best.items():
-        print(f"{name:>6} {inbound:>10.3f} {outbound:>11.3f} {rate:>10.0f}")
-    plain, tls = best["plain"], best["tls"]
-    print(f"TLS - plain: in p50 {tls[0] - plain[0]:+.3f} ms, out p50 {tls[1] - plain[1]:+.3f} ms, "
-          f"answers/s {tls[2] / plain[2]:.2f}x (best of 2 runs each)")
+        print(f"{name:>12} {inbound:>10.3f} {outbound:>11.3f} {rate:>10.0f}")
+    plain = best["plain"]
+    for name in ("tls", "tls+journal"):
+        other = best[name]
+        print(f"{name} - plain: in p50 {other[0] - plain[0]:+.3f} ms, out p50 {other[1] - plain[1]:+.3f} ms, "
+              f"answers/s {other[2] / plain[2]:.2f}x (best of 2 runs each)")
+    print(f"journal: {journal_per_request * 1e5 / 2**20:.1f} MiB per 100,000 requests (this bench's small programs), "
+          f"written at {best['tls+journal'][2]:.0f} requests/s")
 
 
 def main():
@@ -138,7 +154,7 @@ def main():
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--workers", default="1,2,4,8,16")
     parser.add_argument("--tls", action="store_true",
-                        help="only compare the worker link plain and over TLS (cluster credentials), same run")
+                        help="only compare plain, TLS (cluster credentials) and TLS + the request journal, same run")
     args = parser.parse_args()
     print(f"kgym dispatch bench: {platform.node()}, {os.cpu_count()} CPUs, {platform.platform()}")
     if args.tls:

@@ -32,6 +32,7 @@
 #include "pipeline/eval_api.hpp"
 #include "pipeline/http_message.hpp"
 #include "pipeline/paths.hpp"
+#include "pipeline/request_journal.hpp"
 #include "pipeline/task_loader.hpp"
 
 namespace kgym::cli {
@@ -75,6 +76,10 @@ options:
   --tasks-dir DIR        the suite that task_id refers to (default: the built-in tasks)
   --max-request-bytes N  larger requests are refused (default 4194304)
   --eval-cache           answer an identical (task, program) from the first evaluation
+  --state-dir DIR        journal accepted requests and their answers in DIR/journal.sqlite: a
+                         restart with the same DIR evaluates the unfinished ones again (no client
+                         re-send) and answers finished ones from it (duplicate: true)
+  --journal-keep S       answers older than S seconds leave the journal (default 86400)
   --drain-timeout S      on SIGTERM, how long evaluations in flight may still finish (default 120);
                          then each one's client gets an error saying to send it again
   --gpu-sizes            on cpu, run tasks at their full (GPU) sizes, not their task.json cpu_sizes
@@ -150,7 +155,7 @@ void bind_or_explain(zmq::socket_t& socket, const std::string& endpoint, const s
 int run_serve(const std::vector<std::string>& argv) {
   args a(argv,
          {"api", "endpoint-file", "listen", "listen-file", "http", "http-file", "secret-env", "device", "executors",
-          "tasks-dir", "max-request-bytes", "python", "cluster-certs", "drain-timeout"},
+          "tasks-dir", "max-request-bytes", "python", "cluster-certs", "drain-timeout", "state-dir", "journal-keep"},
          {"help", "eval-cache", "no-cupti", "gpu-sizes"});
   if (a.has("help")) {
     std::cout << serve_help;
@@ -175,6 +180,10 @@ int run_serve(const std::vector<std::string>& argv) {
     suite[task.id()] = task;
   }
 
+  std::unique_ptr<request_journal> journal;
+  if (a.has("state-dir"))
+    journal = std::make_unique<request_journal>(a.get("state-dir"));
+  const auto journal_keep = std::chrono::seconds(static_cast<int64_t>(a.number("journal-keep", 86400)));
   // Every port is bound before any actor exists: one that is taken ends kgym serve at once.
   zmq::context_t context;
   zmq::socket_t socket(context, zmq::socket_type::router);
@@ -260,6 +269,18 @@ int run_serve(const std::vector<std::string>& argv) {
                 });
     });
   };
+  // A task of the suite is journaled by its id only (the journal stays small); a restart
+  // resolves it again.
+  auto journal_accepted = [&](const EvalRequest& request) {
+    if (!journal)
+      return;
+    auto in_suite = suite.find(request.task_id());
+    if (in_suite == suite.end() || in_suite->second.SerializeAsString() != request.task().SerializeAsString())
+      return journal->accepted(request);
+    EvalRequest by_id = request;
+    by_id.clear_task();
+    journal->accepted(by_id);
+  };
   auto http_send = [&](const std::string& connection, int status, const std::string& json) {
     http->send(zmq::buffer(connection), zmq::send_flags::sndmore);
     http->send(zmq::buffer(http_response(status, json)), zmq::send_flags::none);
@@ -302,8 +323,11 @@ int run_serve(const std::vector<std::string>& argv) {
         if (requests.count(request.request_id()))
           continue;  // a retry: the first submission answers it
         requests[request.request_id()].started = true;
+        journal_accepted(request);
         start_evaluation(request);
       }
+      if (journal)
+        journal->commit();  // on disk before it is acknowledged
       return http_send(connection, 202, to_json(submitted));
     }
     if (r.path.rfind(prefix + "/", 0) == 0 && r.method == "GET") {
@@ -327,6 +351,28 @@ int run_serve(const std::vector<std::string>& argv) {
     return http_error(connection, 404, "no such path: the API is POST " + prefix + " and GET " + prefix + "/<id>");
   };
 
+  if (journal) {  // a restart: answers kept are served from it, the rest evaluated again
+    const int forgotten = journal->compact(journal_keep);
+    size_t kept = 0, again = 0;
+    for (auto& e : journal->load()) {
+      auto& state = requests[e.request.request_id()];
+      if (e.answer) {
+        state.done = true;
+        state.answer = *e.answer;
+        ++kept;
+      } else {
+        if (!e.request.has_task() && suite.count(e.request.task_id()))
+          *e.request.mutable_task() = suite.at(e.request.task_id());
+        state.started = true;
+        start_evaluation(e.request);
+        ++again;
+      }
+    }
+    spdlog::info("kgym serve: journal {}: {} answers kept, {} unfinished requests evaluated again, {} answers older "
+                 "than {} s forgotten",
+                 journal->path(), kept, again, forgotten, journal_keep.count());
+  }
+  size_t answers_since_compaction = 0;
   // SIGTERM: no new requests; those in flight get drain_timeout to finish, then an error.
   const auto drain_timeout = std::chrono::duration<double>(a.number("drain-timeout", 120));
   std::optional<std::chrono::steady_clock::time_point> drain_until;
@@ -342,6 +388,12 @@ int run_serve(const std::vector<std::string>& argv) {
       state.done = true;
       *state.answer.mutable_result() = result;
       state.answer.set_request_id(id);
+      if (journal)
+        journal->answered(state.answer);
+      if (journal && ++answers_since_compaction >= 100000) {
+        journal->compact(journal_keep);
+        answers_since_compaction = 0;
+      }
       for (auto& w : state.waiters) {
         EvalResult answer = state.answer;
         answer.set_duplicate(w.duplicate);
@@ -371,6 +423,8 @@ int run_serve(const std::vector<std::string>& argv) {
                                {http ? http->handle() : nullptr, http ? 0 : finished->wake_fd, 0, 0}};
     if (http)
       items[2].events = ZMQ_POLLIN;
+    if (journal)
+      journal->commit();  // what this turn accepted and answered, in one synced batch
     try {
       zmq::poll(items, 3, std::chrono::milliseconds(200));
     } catch (const zmq::error_t& e) {
@@ -428,6 +482,7 @@ int run_serve(const std::vector<std::string>& argv) {
     if (started)
       continue;  // the first one's evaluation will answer this one too
     state.started = true;
+    journal_accepted(request);
     start_evaluation(request);
   }
   size_t unfinished = 0;

@@ -172,5 +172,61 @@ TEST(ServeApi, HttpJsonSubmitPollWaitAndBatch) {
   EXPECT_EQ(stop_process(s.pid), 0);
 }
 
+// A restart loses nothing: requests accepted by a server that is then SIGKILLed with them
+// unfinished (it has no executor) are evaluated by the next server started with the same
+// --state-dir, without any client re-sending them; answers survive a second restart and a
+// re-sent id is answered from the journal (duplicate).
+TEST(ServeApi, ARestartWithTheJournalLosesNothing) {
+  const std::string state = (fs::temp_directory_path() / ("kgym-state-" + std::to_string(::getpid()))).string();
+  const std::string port_file = state + "-http-port";
+  fs::remove_all(state);
+  std::map<std::string, std::string> expected;  // id -> verdict
+  EvalBatch batch;
+  const std::vector<std::pair<std::string, std::string>> programs = {
+      {"gelu_scale_residual", "fused"}, {"softmax_rows", "wrong"}, {"rmsnorm_rows", "fused"}, {"mse_loss", "fused"}};
+  for (size_t i = 0; i < 8; ++i) {
+    const auto& [task, candidate] = programs[i % programs.size()];
+    const std::string id = "j" + std::to_string(i) + "-" + task + "-" + candidate;
+    *batch.add_requests() = request(id, task, candidate);
+    expected[id] = candidate == "wrong" ? "INCORRECT" : "OK";
+  }
+  {
+    fs::remove(port_file);
+    server first = start_server("journal1", {"--executors", "0", "--state-dir", state, "--http", "127.0.0.1:0",
+                                             "--http-file", port_file});
+    ASSERT_FALSE(first.endpoint.empty());
+    http_reply submitted = http_call(std::stoi(wait_for_line(port_file)), "POST", "/v1/evaluations", to_json(batch));
+    ASSERT_EQ(submitted.status, 202) << submitted.body;
+    ::kill(first.pid, SIGKILL);
+    wait_exit(first.pid);
+  }
+  {
+    fs::remove(port_file);
+    server second = start_server("journal2", {"--executors", "2", "--state-dir", state, "--http", "127.0.0.1:0",
+                                              "--http-file", port_file});
+    ASSERT_FALSE(second.endpoint.empty());
+    const int port = std::stoi(wait_for_line(port_file));
+    for (const auto& [id, verdict] : expected) {
+      http_reply done = http_call(port, "GET", "/v1/evaluations/" + id + "?wait=120");
+      ASSERT_EQ(done.status, 200) << id << ": " << done.body;
+      EvalResult r;
+      ASSERT_EQ(from_json(done.body, &r), "") << done.body;
+      EXPECT_EQ(Verdict_Name(r.result().verdict()), verdict) << id;
+    }
+    ::kill(second.pid, SIGKILL);
+    wait_exit(second.pid);
+  }
+  server third = start_server("journal3", {"--executors", "0", "--state-dir", state});
+  ASSERT_FALSE(third.endpoint.empty());
+  client c(third.endpoint);
+  c.send(batch.requests(1));
+  EvalResult again = c.receive(10s);
+  EXPECT_TRUE(again.duplicate());
+  EXPECT_EQ(Verdict_Name(again.result().verdict()), expected[batch.requests(1).request_id()]);
+  EXPECT_EQ(stop_process(third.pid), 0);
+  fs::remove_all(state);
+  fs::remove(port_file);
+}
+
 }  // namespace
 }  // namespace kgym::test

@@ -1,0 +1,124 @@
+#include "pipeline/request_journal.hpp"
+
+#include <filesystem>
+#include <stdexcept>
+
+namespace kgym {
+
+namespace {
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+request_journal::request_journal(const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  path_ = (std::filesystem::path(dir) / "journal.sqlite").string();
+  if (sqlite3_open(path_.c_str(), &db_) != SQLITE_OK)
+    throw std::runtime_error("cannot open the request journal " + path_ + ": " + sqlite3_errmsg(db_) +
+                             " (is --state-dir writable?)");
+  sqlite3_busy_timeout(db_, 5000);
+  exec("PRAGMA journal_mode=WAL");
+  exec("PRAGMA synchronous=FULL");  // a commit is on disk when it returns
+  exec("CREATE TABLE IF NOT EXISTS requests (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, "
+       "request BLOB NOT NULL, answer BLOB, accepted_at REAL, answered_at REAL)");
+  if (sqlite3_prepare_v2(db_, "INSERT OR IGNORE INTO requests (id, request, accepted_at) VALUES (?, ?, ?)", -1,
+                         &insert_, nullptr) != SQLITE_OK ||
+      sqlite3_prepare_v2(db_, "UPDATE requests SET answer = ?, answered_at = ? WHERE id = ?", -1, &answer_,
+                         nullptr) != SQLITE_OK)
+    throw std::runtime_error("request journal " + path_ + ": " + sqlite3_errmsg(db_));
+}
+
+request_journal::~request_journal() {
+  try {
+    commit();
+  } catch (...) {
+  }
+  sqlite3_finalize(insert_);
+  sqlite3_finalize(answer_);
+  sqlite3_close(db_);
+}
+
+void request_journal::exec(const char* sql) {
+  char* error = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &error) != SQLITE_OK) {
+    std::string message = error ? error : "unknown error";
+    sqlite3_free(error);
+    throw std::runtime_error("request journal " + path_ + ": " + message + " (in: " + sql + ")");
+  }
+}
+
+void request_journal::begin() {
+  if (!in_batch_) {
+    exec("BEGIN");
+    in_batch_ = true;
+  }
+}
+
+void request_journal::accepted(const EvalRequest& request) {
+  begin();
+  EvalRequest kept = request;
+  kept.clear_secret();
+  const std::string bytes = kept.SerializeAsString();
+  sqlite3_bind_text(insert_, 1, request.request_id().c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_blob(insert_, 2, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+  sqlite3_bind_double(insert_, 3, unix_now());
+  const int rc = sqlite3_step(insert_);
+  sqlite3_reset(insert_);
+  if (rc != SQLITE_DONE)
+    throw std::runtime_error("request journal " + path_ + ": " + sqlite3_errmsg(db_));
+}
+
+void request_journal::answered(const EvalResult& answer) {
+  begin();
+  const std::string bytes = answer.SerializeAsString();
+  sqlite3_bind_blob(answer_, 1, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+  sqlite3_bind_double(answer_, 2, unix_now());
+  sqlite3_bind_text(answer_, 3, answer.request_id().c_str(), -1, SQLITE_TRANSIENT);
+  const int rc = sqlite3_step(answer_);
+  sqlite3_reset(answer_);
+  if (rc != SQLITE_DONE)
+    throw std::runtime_error("request journal " + path_ + ": " + sqlite3_errmsg(db_));
+}
+
+void request_journal::commit() {
+  if (in_batch_) {
+    in_batch_ = false;
+    exec("COMMIT");
+  }
+}
+
+std::vector<request_journal::entry> request_journal::load() {
+  commit();
+  std::vector<entry> entries;
+  sqlite3_stmt* select = nullptr;
+  sqlite3_prepare_v2(db_, "SELECT request, answer FROM requests ORDER BY seq", -1, &select, nullptr);
+  while (sqlite3_step(select) == SQLITE_ROW) {
+    entry e;
+    e.request.ParseFromArray(sqlite3_column_blob(select, 0), sqlite3_column_bytes(select, 0));
+    if (sqlite3_column_type(select, 1) != SQLITE_NULL) {
+      e.answer.emplace();
+      e.answer->ParseFromArray(sqlite3_column_blob(select, 1), sqlite3_column_bytes(select, 1));
+    }
+    entries.push_back(std::move(e));
+  }
+  sqlite3_finalize(select);
+  return entries;
+}
+
+int request_journal::compact(std::chrono::seconds keep) {
+  commit();
+  sqlite3_stmt* remove = nullptr;
+  sqlite3_prepare_v2(db_, "DELETE FROM requests WHERE answered_at IS NOT NULL AND answered_at < ?", -1, &remove,
+                     nullptr);
+  sqlite3_bind_double(remove, 1, unix_now() - static_cast<double>(keep.count()));
+  sqlite3_step(remove);
+  sqlite3_finalize(remove);
+  const int removed = sqlite3_changes(db_);
+  exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  return removed;
+}
+
+}  // namespace kgym
