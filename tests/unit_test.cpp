@@ -418,71 +418,79 @@ gpu_executor_actor::behavior_type black_hole(gpu_executor_actor::pointer self,
   }};
 }
 
+// A scheduler with an executor that never answers (a worker whose link stays up, or is gone
+// but not yet noticed) and one that answers at once.
+class SchedulerWithABlackHole : public ::testing::Test {
+ protected:
+  SchedulerWithABlackHole() : system(add_message_types_to(cfg)) {}
+  static caf::actor_system_config& add_message_types_to(caf::actor_system_config& c) {
+    add_message_types(c);
+    return c;
+  }
+  ~SchedulerWithABlackHole() override {
+    for (auto actor : {caf::actor_cast<caf::actor>(scheduler), caf::actor_cast<caf::actor>(hole),
+                       caf::actor_cast<caf::actor>(fresh)})
+      self->send_exit(actor, caf::exit_reason::user_shutdown);
+  }
+  void start(scheduler_options options, const std::string& hole_name) {
+    scheduler = spawn_scheduler(system, {}, options);
+    self->send(scheduler, join_atom::value, hole_name, caf::actor_cast<caf::strong_actor_ptr>(hole));
+  }
+  // Sends a request; returns the executor that answered it ("" after 5 s).
+  std::string answered_by(ExecRequest request) {
+    self->send(scheduler, request);
+    std::string executor;
+    self->receive([&](const ExecResult& r) { executor = r.executor(); }, caf::after(std::chrono::seconds(5)) >> [] {});
+    return executor;
+  }
+  caf::actor_system_config cfg;
+  caf::actor_system system;
+  std::shared_ptr<std::vector<caf::typed_response_promise<ExecResult>>> held =
+      std::make_shared<std::vector<caf::typed_response_promise<ExecResult>>>();
+  gpu_executor_actor hole = system.spawn(black_hole, held);
+  gpu_executor_actor fresh = spawn_null_executor(system);
+  scheduler_actor scheduler;
+  caf::scoped_actor self{system};
+};
+
 // A name is unique: an executor joining under a taken name (a worker rejoining before its old
 // connection was noticed gone) replaces the first, and the first's work is placed again.
-TEST(Scheduler, ASecondJoinUnderATakenNameReplacesTheFirst) {
-  caf::actor_system_config cfg;
-  add_message_types(cfg);
-  caf::actor_system system{cfg};
-  auto held = std::make_shared<std::vector<caf::typed_response_promise<ExecResult>>>();
-  auto stale = system.spawn(black_hole, held);
-  auto fresh = spawn_null_executor(system);
-  auto scheduler = spawn_scheduler(system, {}, scheduler_options{false, {}});
-  caf::scoped_actor self{system};
-  self->send(scheduler, join_atom::value, std::string("w#0"), caf::actor_cast<caf::strong_actor_ptr>(stale));
+TEST_F(SchedulerWithABlackHole, ASecondJoinUnderATakenNameReplacesTheFirst) {
+  start(scheduler_options{false, {}}, "w#0");
   ExecRequest request;
   request.set_request_id("r1");
-  self->send(scheduler, request);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_EQ(held->size(), 1u) << "the request went to the first executor";
-  self->send(scheduler, join_atom::value, std::string("w#0"), caf::actor_cast<caf::strong_actor_ptr>(fresh));
-  std::string executor;
-  self->receive([&](const ExecResult& r) { executor = r.executor(); },
-                caf::after(std::chrono::seconds(5)) >> [&] { FAIL() << "the request stayed with the replaced executor"; });
-  EXPECT_EQ(executor, "w#0");
-  for (auto actor : {caf::actor_cast<caf::actor>(scheduler), caf::actor_cast<caf::actor>(stale),
-                     caf::actor_cast<caf::actor>(fresh)})
-    self->send_exit(actor, caf::exit_reason::user_shutdown);
+  std::thread rejoin([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(held->size(), 1u) << "the request went to the first executor";
+    caf::anon_send(scheduler, join_atom::value, std::string("w#0"), caf::actor_cast<caf::strong_actor_ptr>(fresh));
+  });
+  EXPECT_EQ(answered_by(request), "w#0") << "the request stayed with the replaced executor";
+  rejoin.join();
 }
 
-// Bounded: a request placed on an executor that never answers (a black hole whose link stays
-// up) is placed again once its deadline passes, and that executor gets nothing more.
-TEST(Scheduler, ARequestPastItsDeadlineIsPlacedAgain) {
-  caf::actor_system_config cfg;
-  add_message_types(cfg);
-  caf::actor_system system{cfg};
-  auto held = std::make_shared<std::vector<caf::typed_response_promise<ExecResult>>>();
-  auto hole = system.spawn(black_hole, held);
-  auto fresh = spawn_null_executor(system);
+// Bounded: a request placed on an executor that never answers is placed again once its
+// deadline passes, and that executor gets nothing more.
+TEST_F(SchedulerWithABlackHole, ARequestPastItsDeadlineIsPlacedAgain) {
   scheduler_options options{false, {}};
   options.attempts = 1;
   options.start_timeout = std::chrono::milliseconds(0);
   options.deadline_slack = std::chrono::milliseconds(300);
-  auto scheduler = spawn_scheduler(system, {}, options);
-  caf::scoped_actor self{system};
-  self->send(scheduler, join_atom::value, std::string("hole#0"), caf::actor_cast<caf::strong_actor_ptr>(hole));
+  start(options, "hole#0");
   ExecRequest request;
   request.set_request_id("r1");
   request.mutable_options()->set_total_timeout_s(0.2);
-  self->send(scheduler, request);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  self->send(scheduler, join_atom::value, std::string("fresh#0"), caf::actor_cast<caf::strong_actor_ptr>(fresh));
-  EXPECT_EQ(held->size(), 1u) << "the request went to the black hole first";
-  std::string executor;
+  std::thread join_fresh([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    caf::anon_send(scheduler, join_atom::value, std::string("fresh#0"), caf::actor_cast<caf::strong_actor_ptr>(fresh));
+  });
   const auto sent = std::chrono::steady_clock::now();
-  self->receive([&](const ExecResult& r) { executor = r.executor(); },
-                caf::after(std::chrono::seconds(5)) >> [&] { FAIL() << "the request stayed in the black hole"; });
-  EXPECT_EQ(executor, "fresh#0");
+  EXPECT_EQ(answered_by(request), "fresh#0") << "the request stayed in the black hole";
+  join_fresh.join();
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count(), 2.0);
+  EXPECT_EQ(held->size(), 1u) << "the request went to the black hole first";
   request.set_request_id("r2");
-  self->send(scheduler, request);
-  self->receive([&](const ExecResult& r) { executor = r.executor(); },
-                caf::after(std::chrono::seconds(5)) >> [&] { FAIL() << "no answer"; });
-  EXPECT_EQ(executor, "fresh#0");
+  EXPECT_EQ(answered_by(request), "fresh#0");
   EXPECT_EQ(held->size(), 1u) << "the black hole got more work";
-  for (auto actor : {caf::actor_cast<caf::actor>(scheduler), caf::actor_cast<caf::actor>(hole),
-                     caf::actor_cast<caf::actor>(fresh)})
-    self->send_exit(actor, caf::exit_reason::user_shutdown);
 }
 
 KernelActivity kernel(const char* name, const char* phase, bool generated, uint64_t start, uint64_t end) {
