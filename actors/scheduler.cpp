@@ -200,12 +200,11 @@ void join(self_ptr self, const std::string& name, const caf::strong_actor_ptr& p
 scheduler_actor::behavior_type scheduler_impl(self_ptr self, std::vector<gpu_executor_actor> executors,
                                               scheduler_options options) {
   self->state.use_cache = options.cache;
-  self->state.bounds.attempts = options.attempts;
-  self->state.bounds.start_timeout = options.start_timeout;
-  self->state.bounds.deadline_slack = options.deadline_slack;
   for (const auto& [key, result] : options.preload)
     if (options.cache && result.verdict() != INTERNAL_ERROR)
       self->state.cache[key] = result;
+  options.preload.clear();  // in the cache now
+  self->state.bounds = std::move(options);
   int n = 0;
   for (auto& e : executors)
     join(self, "local#" + std::to_string(n++), caf::actor_cast<caf::strong_actor_ptr>(e));

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "messages/caf_types.hpp"
+#include "pipeline/eval_api.hpp"
 
 namespace kgym::cli {
 
@@ -74,10 +75,6 @@ inline std::pair<std::string, uint16_t> parse_host_port(const std::string& text)
   if (port < 0 || port > 65535)
     throw std::invalid_argument("port out of range in '" + text + "'");
   return {text.substr(0, colon), static_cast<uint16_t>(port)};
-}
-
-inline bool is_loopback_host(const std::string& host) {
-  return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
 // Workers beyond loopback only with cluster credentials.

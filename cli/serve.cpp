@@ -198,7 +198,7 @@ int run_serve(const std::vector<std::string>& argv) {
   std::unique_ptr<zmq::socket_t> http;
   if (a.has("http")) {
     auto [host, port] = parse_host_port(a.get("http"));
-    if (!is_loopback_endpoint("tcp://" + host + ":") && secret.empty())
+    if (!is_loopback_host(host) && secret.empty())
       throw std::invalid_argument("refusing to serve HTTP on " + a.get("http") + " without a secret: set " +
                                   secret_env + " (clients send it as Authorization: Bearer ...)");
     http = std::make_unique<zmq::socket_t>(context, zmq::socket_type::stream);

@@ -52,13 +52,17 @@ std::string encode_eval_result(const EvalResult& result, bool json) {
   return json ? to_json(result) : result.SerializeAsString();
 }
 
+bool is_loopback_host(const std::string& host) {
+  return host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]";
+}
+
 bool is_loopback_endpoint(const std::string& endpoint) {
   if (endpoint.rfind("ipc://", 0) == 0 || endpoint.rfind("inproc://", 0) == 0)
     return true;
-  for (const char* host : {"tcp://127.0.0.1:", "tcp://localhost:", "tcp://[::1]:"})
-    if (endpoint.rfind(host, 0) == 0)
-      return true;
-  return false;
+  const std::string tcp = "tcp://";
+  const auto colon = endpoint.rfind(':');
+  return endpoint.rfind(tcp, 0) == 0 && colon > tcp.size() &&
+         is_loopback_host(endpoint.substr(tcp.size(), colon - tcp.size()));
 }
 
 }  // namespace kgym

@@ -26,5 +26,7 @@ std::string encode_eval_result(const EvalResult& result, bool json);
 
 // True for tcp://127.0.0.1:PORT, tcp://localhost:PORT, tcp://[::1]:PORT, ipc:// and inproc://.
 bool is_loopback_endpoint(const std::string& endpoint);
+// 127.0.0.1, localhost or ::1: the hosts that need no secret or cluster credentials.
+bool is_loopback_host(const std::string& host);
 
 }  // namespace kgym

@@ -122,17 +122,25 @@ void remove_stale_work_roots() {
   }
 }
 
+// The verdict becomes RESOURCE_LIMIT for a limit the candidate hit; what it was stays in the
+// evidence.
+void charge_limit(ExecResult* result, const std::string& phase, const std::string& message, const std::string& kind,
+                  const std::string& source) {
+  const std::string was = Verdict_Name(result->verdict()) + ": " + result->message();
+  fail(result, RESOURCE_LIMIT, phase, message);
+  add_evidence(result, kind, "then: " + was.substr(0, 300), source);
+}
+
 // A candidate that failed with its private disk full failed on the limit, not by itself.
 void charge_full_disk(int64_t peak_bytes, int64_t limit_mb, const std::string& phase, ExecResult* result) {
   const int64_t slack = 64 << 10;  // tmpfs's own bookkeeping: "full" is within a few pages
   const auto v = result->verdict();
   if (peak_bytes < (limit_mb << 20) - slack || !(v == RUNTIME_ERROR || v == CRASHED || v == COMPILE_ERROR))
     return;
-  const std::string was = result->message();
-  fail(result, RESOURCE_LIMIT, phase,
-       "its private disk (/tmp, /var/tmp and /dev/shm together) was full: the limit is " + std::to_string(limit_mb) +
-           " MiB");
-  add_evidence(result, "disk_limit", "then: " + was.substr(0, 300), "executor");
+  charge_limit(result, phase,
+               "its private disk (/tmp, /var/tmp and /dev/shm together) was full: the limit is " +
+                   std::to_string(limit_mb) + " MiB",
+               "disk_limit", "executor");
 }
 
 }  // namespace
@@ -400,13 +408,11 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
   }
   // Whatever became of it (a child it started may have been the one stopped, and the
   // candidate answered on), it went over its limit; a worse verdict stands.
-  if (exit_info.candidate_out_of_memory() && killed == kill_reason::none && result.verdict() != HACKED) {
-    const std::string was = Verdict_Name(result.verdict()) + ": " + result.message();
-    fail(&result, RESOURCE_LIMIT, phase,
-         "host memory above the limit of " + std::to_string(opts.memory_limit_mb()) +
-             " MiB (the kernel stopped a process of the candidate's cgroup)");
-    add_evidence(&result, "memory_limit", "then: " + was.substr(0, 300), "kernel");
-  }
+  if (exit_info.candidate_out_of_memory() && killed == kill_reason::none && result.verdict() != HACKED)
+    charge_limit(&result, phase,
+                 "host memory above the limit of " + std::to_string(opts.memory_limit_mb()) +
+                     " MiB (the kernel stopped a process of the candidate's cgroup)",
+                 "memory_limit", "kernel");
   if (!cgroup_usage_file.empty())
     result.add_isolation("candidate:memory_cgroup");
   if (disk_limit_mb > 0) {

@@ -13,19 +13,10 @@ import signal
 import sys
 import time
 
+from . import isolation
+
 V1_USAGE, V2_USAGE = "memory.usage_in_bytes", "memory.current"
 LEAF = "kgym-processes"
-
-
-def _mountinfo() -> list:
-    """(mount root, mount point, fstype, super options) of each mount."""
-    found = []
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            left, right = line.split(" - ", 1)
-            left, right = left.split(), right.split()
-            found.append((left[3], left[4], right[0], right[2].split(",") if len(right) > 2 else []))
-    return found
 
 
 def _own_cgroups() -> dict:
@@ -105,17 +96,17 @@ def find_parent():
     if os.geteuid() != 0:
         return None
     try:
-        mounts, own = _mountinfo(), _own_cgroups()
+        mounts, own = isolation.mounts(), _own_cgroups()
     except (OSError, ValueError, IndexError):
         return None
-    for root, point, fstype, options in mounts:
-        if fstype == "cgroup" and "memory" in options and "memory" in own:
-            path = _under(root, point, own["memory"])
+    for m in mounts:
+        if m.fstype == "cgroup" and "memory" in m.super_options and "memory" in own:
+            path = _under(m.root, m.point, own["memory"])
             if _writable_dir(path):
                 return path, "v1"
-    for root, point, fstype, _ in mounts:
-        if fstype == "cgroup2" and "" in own:
-            path = _under(root, point, own[""])
+    for m in mounts:
+        if m.fstype == "cgroup2" and "" in own:
+            path = _under(m.root, m.point, own[""])
             if os.path.basename(path) == LEAF and _v2_memory_delegated(os.path.dirname(path)):
                 path = os.path.dirname(path)  # an earlier kgym moved us: make cgroups beside the leaf
             if os.path.exists(os.path.join(path, "cgroup.controllers")) and _writable_dir(path) and \

@@ -2,6 +2,7 @@
 
 Order matters: namespaces need privileges that the final uid drop takes away.
 """
+import collections
 import ctypes
 import os
 import resource
@@ -155,12 +156,20 @@ def unmount(path: str) -> None:
     _libc.umount2(path.encode(), MNT_DETACH)
 
 
-def _mounts() -> list:
-    """(mount point, per-mount options) of this mount namespace, from /proc/self/mountinfo."""
+Mount = collections.namedtuple("Mount", "root point options fstype super_options")
+
+
+def mounts() -> list:
+    """The mounts of this mount namespace (/proc/self/mountinfo): the root of the mounted
+    filesystem, the mount point, per-mount options, filesystem type and its options."""
     unescape = lambda path: path.encode().decode("unicode_escape")  # noqa: E731  (\040 is a space)
+    found = []
     with open("/proc/self/mountinfo") as f:
-        fields = [line.split() for line in f]
-    return [(unescape(field[4]), field[5].split(",")) for field in fields]
+        for line in f:
+            left, right = (part.split() for part in line.split(" - ", 1))
+            found.append(Mount(unescape(left[3]), unescape(left[4]), left[5].split(","), right[0],
+                               right[2].split(",") if len(right) > 2 else []))
+    return found
 
 
 def _read_only_host(private: set, granted: list) -> None:
@@ -168,11 +177,12 @@ def _read_only_host(private: set, granted: list) -> None:
     namespace, so no world-writable host directory (/run/lock, /var/crash, a home...) takes a
     file. Device nodes stay usable: a read-only mount refuses new files, not writes to them."""
     failed = []
-    for target, options in _mounts():
-        if "ro" in options or any(target == d or target.startswith(d + "/") for d in private | {"/proc"}):
+    for mount in mounts():
+        target = mount.point
+        if "ro" in mount.options or any(target == d or target.startswith(d + "/") for d in private | {"/proc"}):
             continue
         flags = MS_REMOUNT | MS_BIND | MS_RDONLY
-        for option in options:
+        for option in mount.options:
             flags |= MOUNT_FLAGS.get(option, 0)
         if not _mount("", target, flags):
             failed.append(target)

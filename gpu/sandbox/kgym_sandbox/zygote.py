@@ -352,8 +352,7 @@ def runner_main(role: str, workdir: str, end, recorder, device: str, lock_fd: in
     try:
         if key_fd >= 0:
             tracing.preload(device)
-        confined, workdir = isolation.confine(workdir, uid)
-        granted += confined
+        granted, workdir = isolation.confine(workdir, uid)
         if key_fd >= 0:
             tracing.start(workdir, key_fd, device)
         if device == "cuda":
