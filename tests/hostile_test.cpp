@@ -125,6 +125,15 @@ sandbox_evaluator& evaluator() {
   return *shared;
 }
 
+// The honest fused GELU candidate, which each hostile file in tests/hostile/ extends.
+std::string fused_candidate() { return read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py")); }
+
+// A request for the GELU task whose candidate is the fused one with tests/hostile/NAME.py appended.
+ExecRequest appended_request(const std::string& name) {
+  return request_for("gelu_scale_residual", name,
+                     fused_candidate() + "\n" + read_text(source_path("tests/hostile/" + name + ".py")));
+}
+
 std::string replace_all(std::string text, const std::string& from, const std::string& to) {
   for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
     text.replace(at, from.size(), to);
@@ -180,14 +189,13 @@ TEST_P(HostileSuite, GetsItsVerdictAndTheExecutorSurvives) {
     GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
   if (c.gpu_only && test_device() != CUDA)
     GTEST_SKIP() << c.name << " needs a GPU";
-  const std::string fused = read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py"));
   listener sink;
   std::string body = replace_all(read_text(source_path(std::string("tests/hostile/") + c.name + ".py")),
                                  "__PORT__", std::to_string(sink.port));
   std::filesystem::remove("/tmp/kgym_escape_marker");
 
   const bool appended = std::string(c.task) == "gelu_scale_residual";
-  ExecRequest request = request_for(c.task, c.name, appended ? fused + "\n" + body : body);
+  ExecRequest request = request_for(c.task, c.name, appended ? fused_candidate() + "\n" + body : body);
   request.mutable_options()->set_tolerances(c.tolerances);
   ExecResult result = evaluator().evaluate(request);
   EXPECT_EQ(Verdict_Name(result.verdict()), Verdict_Name(c.expected)) << summary_line(result) << "\n" << result.log();
@@ -221,7 +229,7 @@ TEST_P(HostileSuite, GetsItsVerdictAndTheExecutorSurvives) {
   }
   EXPECT_FALSE(process_with_argument("31337.25")) << "a process forked by the candidate outlived it";
 
-  ExecResult after = evaluator().evaluate(request_for("gelu_scale_residual", "correct_after", fused));
+  ExecResult after = evaluator().evaluate(request_for("gelu_scale_residual", "correct_after", fused_candidate()));
   EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after) << "\n" << after.log();
   EXPECT_EQ(evaluator().zygote_starts(), 1) << "the sandbox zygote had to be replaced";
 }
@@ -327,9 +335,7 @@ TEST(Containment, SecretsAndInheritedDescriptorsStayOutside) {
   ExecResult r;
   {
     sandbox_evaluator fresh(test_executor_options());
-    const std::string fused = read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py"));
-    r = fresh.evaluate(
-        request_for("gelu_scale_residual", "leaks_host", fused + "\n" + read_text(source_path("tests/hostile/leaks_host.py"))));
+    r = fresh.evaluate(appended_request("leaks_host"));
   }
   ::close(9);
   ::unsetenv("KGYM_CANARY_SECRET");
@@ -368,9 +374,7 @@ TEST(Containment, NoWorldWritableHostDirectoryKeepsAFile) {
     GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
   const auto directories = world_writable_directories();
   ASSERT_FALSE(directories.empty()) << "no world-writable directory to check (expected at least /tmp)";
-  const std::string fused = read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py"));
-  ExecResult r = evaluator().evaluate(
-      request_for("gelu_scale_residual", "writes_host", fused + "\n" + read_text(source_path("tests/hostile/writes_host.py"))));
+  ExecResult r = evaluator().evaluate(appended_request("writes_host"));
   EXPECT_EQ(Verdict_Name(r.verdict()), "OK") << summary_line(r);
   std::vector<std::string> kept;
   for (const auto& d : directories)
@@ -388,11 +392,9 @@ TEST(Containment, NoWorldWritableHostDirectoryKeepsAFile) {
 TEST(Containment, ACandidateSeesAndStopsNoOtherProcess) {
   if (test_device() == CUDA && !gpu_present())
     GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
-  const std::string fused = read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py"));
-  ExecResult r = evaluator().evaluate(request_for(
-      "gelu_scale_residual", "stops_siblings", fused + "\n" + read_text(source_path("tests/hostile/stops_siblings.py"))));
+  ExecResult r = evaluator().evaluate(appended_request("stops_siblings"));
   EXPECT_NE(r.message().find("seen 0 stopped 0"), std::string::npos) << r.message();
-  ExecResult after = evaluator().evaluate(request_for("gelu_scale_residual", "correct_after_stopping", fused));
+  ExecResult after = evaluator().evaluate(request_for("gelu_scale_residual", "correct_after_stopping", fused_candidate()));
   EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);
   bool hidden = false;
   for (const auto& granted : r.isolation()) hidden |= granted == "candidate:hidepid";
@@ -414,9 +416,7 @@ static int sandbox_mounts() {
 TEST(Containment, ThePrivateDiskIsBoundedAndGoes) {
   if (test_device() == CUDA && !gpu_present())
     GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
-  const std::string fused = read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py"));
-  ExecRequest request = request_for("gelu_scale_residual", "fills_disk",
-                                    fused + "\n" + read_text(source_path("tests/hostile/fills_disk.py")));
+  ExecRequest request = appended_request("fills_disk");
   request.mutable_options()->set_disk_limit_mb(64);
   ExecResult r = evaluator().evaluate(request);
   bool bounded = false;
@@ -431,7 +431,7 @@ TEST(Containment, ThePrivateDiskIsBoundedAndGoes) {
   EXPECT_NE(r.message().find("private disk"), std::string::npos) << r.message();
   EXPECT_TRUE(has_evidence(r, "disk_limit")) << summary_line(r);
   EXPECT_LE(sandbox_mounts(), 1) << "a private disk outlived its evaluation";
-  ExecResult after = evaluator().evaluate(request_for("gelu_scale_residual", "correct_after_filling", fused));
+  ExecResult after = evaluator().evaluate(request_for("gelu_scale_residual", "correct_after_filling", fused_candidate()));
   EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);
   EXPECT_LE(sandbox_mounts(), 1) << "a private disk outlived its evaluation";
 }
@@ -442,9 +442,7 @@ TEST(Containment, ThePrivateDiskIsBoundedAndGoes) {
 TEST(Containment, MemoryHeldOutsideTheProcessCounts) {
   if (test_device() == CUDA && !gpu_present())
     GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
-  const std::string fused = read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py"));
-  ExecRequest request = request_for("gelu_scale_residual", "hides_memory",
-                                    fused + "\n" + read_text(source_path("tests/hostile/hides_memory.py")));
+  ExecRequest request = appended_request("hides_memory");
   request.mutable_options()->set_memory_limit_mb(test_device() == CUDA ? 2048 : 1024);
   ExecResult r = evaluator().evaluate(request);
   bool cgroup = false;
@@ -455,7 +453,7 @@ TEST(Containment, MemoryHeldOutsideTheProcessCounts) {
     return;
   }
   EXPECT_EQ(Verdict_Name(r.verdict()), "RESOURCE_LIMIT") << summary_line(r);
-  ExecResult after = evaluator().evaluate(request_for("gelu_scale_residual", "correct_after_hiding", fused));
+  ExecResult after = evaluator().evaluate(request_for("gelu_scale_residual", "correct_after_hiding", fused_candidate()));
   EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);
 }
 
@@ -464,9 +462,7 @@ TEST(Containment, MemoryHeldOutsideTheProcessCounts) {
 TEST(Containment, TheWholeEvaluationHasATimeLimit) {
   if (test_device() == CUDA && !gpu_present())
     GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
-  const std::string fused = read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py"));
-  ExecRequest request = request_for("gelu_scale_residual", "paces_phases",
-                                    fused + "\n" + read_text(source_path("tests/hostile/paces_phases.py")));
+  ExecRequest request = appended_request("paces_phases");
   auto* o = request.mutable_options();
   o->set_load_timeout_s(4);
   o->set_correctness_timeout_s(4);
@@ -475,7 +471,7 @@ TEST(Containment, TheWholeEvaluationHasATimeLimit) {
   ExecResult r = evaluator().evaluate(request);
   EXPECT_EQ(Verdict_Name(r.verdict()), "TIMEOUT") << summary_line(r);
   EXPECT_NE(r.message().find("total limit of 5 s"), std::string::npos) << r.message();
-  ExecResult after = evaluator().evaluate(request_for("gelu_scale_residual", "correct_after_pacing", fused));
+  ExecResult after = evaluator().evaluate(request_for("gelu_scale_residual", "correct_after_pacing", fused_candidate()));
   EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);
 }
 
@@ -485,7 +481,7 @@ TEST(DeviceMemory, KgymsOwnShortageIsRetriedNotBlamed) {
   if (test_device() != CUDA || !gpu_present())
     GTEST_SKIP() << "GPU memory: needs KGYM_TEST_DEVICE=cuda and a GPU";
   ExecRequest request = request_for("gelu_scale_residual", "correct_too_big",
-                                    read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py")));
+                                    fused_candidate());
   request.mutable_task()->set_source(request.task().source() + R"(
 _get_inputs = get_inputs
 def get_inputs():
@@ -506,7 +502,7 @@ TEST(Shapes, OutputsThatChangeShapeAreTheTasksFault) {
   if (test_device() == CUDA && !gpu_present())
     GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
   ExecRequest request = request_for("gelu_scale_residual", "correct_varying",
-                                    read_text(source_path("tasks/gelu_scale_residual/candidates/fused.py")));
+                                    fused_candidate());
   request.mutable_task()->set_source(request.task().source() + R"(
 def get_inputs():
     rows = int(torch.randint(1, 64, (1,)))  # under the judge's seed: a new height per set
