@@ -327,7 +327,7 @@ int run_serve(const std::vector<std::string>& argv) {
         start_evaluation(request);
       }
       if (journal)
-        journal->commit();  // on disk before it is acknowledged
+        journal->commit_synced();  // on disk before it is acknowledged
       return http_send(connection, 202, to_json(submitted));
     }
     if (r.path.rfind(prefix + "/", 0) == 0 && r.method == "GET") {
@@ -424,7 +424,7 @@ int run_serve(const std::vector<std::string>& argv) {
     if (http)
       items[2].events = ZMQ_POLLIN;
     if (journal)
-      journal->commit();  // what this turn accepted and answered, in one synced batch
+      journal->commit();  // what this turn accepted and answered, in one batch
     try {
       zmq::poll(items, 3, std::chrono::milliseconds(200));
     } catch (const zmq::error_t& e) {

@@ -1,8 +1,15 @@
 // request_journal: what `kgym serve --state-dir DIR` accepted and answered, on disk (SQLite in
-// DIR/journal.sqlite, WAL, synced at each commit), so a restart with the same directory loses
-// nothing: unfinished requests are evaluated again without a client re-sending them, and
-// finished ones are answered from it (duplicate: true). The serve loop commits once per turn
-// (a batch), and before it acknowledges an HTTP submission.
+// DIR/journal.sqlite, WAL), so a restart with the same directory loses nothing: unfinished
+// requests are evaluated again without a client re-sending them, and finished ones are answered
+// from it (duplicate: true). The serve loop commits once per turn (a batch) and before it
+// acknowledges an HTTP submission.
+//
+// Two strengths of commit, because a sync costs a disk round trip on every request's path:
+// commit() leaves the batch in the WAL file (the kernel's page cache): it survives the server's
+// crash or SIGKILL, not the machine's power loss; commit_synced() also syncs the WAL to disk,
+// and is what an HTTP 202 waits for (the client may forget a request once acknowledged). A
+// power loss can then cost answers and ZeroMQ requests (whose client is still waiting and must
+// re-send anyway, its connection gone), never an acknowledged request.
 #pragma once
 
 #include <sqlite3.h>
@@ -27,8 +34,10 @@ class request_journal {
   // Recorded in the open batch; `request` as it will be evaluated (task resolved), secret cleared.
   void accepted(const EvalRequest& request);
   void answered(const EvalResult& answer);
-  // Ends the open batch: everything recorded so far is on disk when this returns.
+  // Ends the open batch: everything recorded so far survives the process when this returns.
   void commit();
+  // Ends the open batch and syncs: everything recorded so far is on disk when this returns.
+  void commit_synced();
 
   struct entry {
     EvalRequest request;
@@ -43,10 +52,12 @@ class request_journal {
  private:
   void exec(const char* sql);
   void begin();
+
   sqlite3* db_ = nullptr;
   sqlite3_stmt* insert_ = nullptr;
   sqlite3_stmt* answer_ = nullptr;
   bool in_batch_ = false;
+  bool unsynced_ = false;  // commits since the last sync
   std::string path_;
 };
 

@@ -8,6 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <csignal>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <set>
 #include <thread>
 
@@ -27,6 +30,7 @@
 #include "gpu/profiler/trace_profile.hpp"
 #include "messages/json.hpp"
 #include "pipeline/episode_store.hpp"
+#include "pipeline/request_journal.hpp"
 #include "pipeline/eval_api.hpp"
 #include "pipeline/http_message.hpp"
 #include "pipeline/summary.hpp"
@@ -166,6 +170,59 @@ TEST(EpisodeStore, SurvivesARecordCutShortAndAppendsAfterIt) {
   ASSERT_EQ(after.episodes.size(), 3u);
   EXPECT_FALSE(after.truncated);
   EXPECT_EQ(after.episodes[2].episode_id(), "e4");
+}
+
+// A commit survives the process (the server's SIGKILL); a synced commit is also in the
+// database file proper, so it no longer depends on the log's pages in the kernel's cache.
+TEST(RequestJournal, AKilledServerLosesNoCommitAndASyncedOneIsInTheDatabaseFile) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "journal_test";
+  fs::remove_all(dir);
+  auto request = [](const std::string& id) {
+    EvalRequest r;
+    r.set_request_id(id);
+    r.set_task_id("gelu_scale_residual");
+    r.set_secret("kept-out");
+    return r;
+  };
+  auto ids_in = [&](const fs::path& d) {
+    std::vector<std::string> ids;
+    for (auto& e : request_journal(d.string()).load()) {
+      EXPECT_TRUE(e.request.secret().empty());
+      ids.push_back(e.request.request_id() + (e.answer ? "+answer" : ""));
+    }
+    return ids;
+  };
+  auto copy_without_log = [&](const std::string& name) {  // the database file alone
+    const fs::path copy = fs::path(::testing::TempDir()) / name;
+    fs::remove_all(copy);
+    fs::create_directories(copy);
+    fs::copy_file(dir / "journal.sqlite", copy / "journal.sqlite");
+    return copy;
+  };
+  const pid_t child = fork();
+  if (child == 0) {
+    request_journal journal(dir.string());
+    journal.accepted(request("committed"));
+    EvalResult answer;
+    answer.set_request_id("committed");
+    journal.answered(answer);
+    journal.commit();
+    journal.accepted(request("open"));  // never committed
+    std::raise(SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(ids_in(copy_without_log("journal_unsynced")), std::vector<std::string>{});
+  EXPECT_EQ(ids_in(dir), (std::vector<std::string>{"committed+answer"}));
+  {
+    request_journal journal(dir.string());
+    journal.accepted(request("acknowledged"));
+    journal.commit_synced();
+    EXPECT_EQ(ids_in(copy_without_log("journal_synced")),
+              (std::vector<std::string>{"committed+answer", "acknowledged"}));
+  }
 }
 
 TEST(Defaults, FillOnlyWhatIsUnset) {
