@@ -5,7 +5,9 @@
 # benchmark in one call, on a machine with a GPU, then the control-plane benchmarks
 # (KGYM_SKIP_TESTS, _TRAIN, _LLM, _DISPATCH, _BENCH=1 leave one out). The GPU tests take
 # about 10 minutes on an H100; KGYM_TEST_SHARD=I/N runs the I-th of N shards of every
-# GoogleTest binary (GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS), for machines lent by the call.
+# GoogleTest binary (GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS), for machines lent by the call;
+# KGYM_TEST_FILTER=PATTERN runs only the matching cases of the GPU binaries (a GoogleTest
+# filter; ctest's own filters would override GTEST_FILTER), KGYM_TEST_REPEAT=N each N times.
 # Built elsewhere: carry build/ and .debs/ (deploy/device_bundle.sh) and run this there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +32,17 @@ if [ "${KGYM_SKIP_TESTS:-0}" != 1 ]; then
   fi
   export KGYM_TRACE_ARCHIVE="$out/traces"  # CUPTI traces of the profile tests, as test data
   mkdir -p "$KGYM_TRACE_ARCHIVE"
-  ctest --test-dir build -L gpu -V 2>&1 > "$out/ctest-gpu.log" || status=1
+  if [ -n "${KGYM_TEST_FILTER:-}" ]; then
+    for t in hostile_test profile_test; do
+      KGYM_TEST_DEVICE=cuda "build/tests/$t" --gtest_filter="$KGYM_TEST_FILTER" \
+        --gtest_repeat="${KGYM_TEST_REPEAT:-1}" > "$out/filtered.log" 2>&1 || status=1
+      sed 's/^/1: /' "$out/filtered.log" >> "$out/ctest-gpu.log"  # the prefix ctest -V gives
+    done
+    rm -f "$out/filtered.log"
+    [ $status = 0 ] && echo "100% tests passed (filtered: $KGYM_TEST_FILTER)" >> "$out/ctest-gpu.log"
+  else
+    ctest --test-dir build -L gpu -V 2>&1 > "$out/ctest-gpu.log" || status=1
+  fi
   tar -czf "$out/traces.tar.gz" -C "$out" traces && rm -rf "$out/traces"
   grep -E "^[0-9]+: \[ +(OK|FAILED|SKIPPED) +\]|tests passed|tests failed" "$out/ctest-gpu.log"
   grep -q "100% tests passed" "$out/ctest-gpu.log" || status=1

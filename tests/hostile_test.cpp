@@ -103,6 +103,9 @@ const hostile_case cases[] = {
     // A candidate that takes the GPU's memory is charged with it; kgym's own shortage is not
     // (DeviceMemory below).
     {"hogs_device_memory", RESOURCE_LIMIT, "", true, 0, "gelu_scale_residual", "out of memory"},
+    // ... also when it answers right and kgym's own allocations are the ones that fail.
+    {"hoards_device_memory", RESOURCE_LIMIT, "candidate_out_of_device_memory", true, 0, "gelu_scale_residual",
+     "exhausted the GPU's memory"},
     // ... and one that only says so is charged too, after the executor's attempts.
     {"fakes_out_of_memory", RESOURCE_LIMIT, "", false, 0, "gelu_scale_residual", "in all 3 attempts"},
     {"uniform_softmax", INCORRECT, "", false, 0, "softmax_rows", "", DR_KERNEL_TOLERANCES},

@@ -319,11 +319,17 @@ class DeviceMemory(unittest.TestCase):
     def test_a_candidate_is_charged_only_beyond_half_the_device(self):
         from kgym_sandbox import device_memory
         gib = 1 << 30
-        # 80 GiB device, the judge holding 30: 71 in use leaves 41 to the others, above 40.
-        self.assertTrue(device_memory.charged_to_candidate(71 * gib, 30 * gib, 80 * gib))
-        self.assertFalse(device_memory.charged_to_candidate(70 * gib, 30 * gib, 80 * gib))
-        # KernelBench level 1 at 8 GiB a tensor: the identity's process and the runner's 32 GiB.
-        self.assertFalse(device_memory.charged_to_candidate(79 * gib, 47 * gib, 80 * gib))
+        # 80 GiB device: 41 GiB on the candidate's side is above half, 40 is not.
+        self.assertTrue(device_memory.over_share(41 * gib, 80 * gib))
+        self.assertFalse(device_memory.over_share(40 * gib, 80 * gib))
+        # NVML's count: the judge (pid 10) and the reference runner (11) are kgym's; the
+        # candidate (12), its child (13) and a warming process of the next evaluation (14) are not.
+        usage = {10: 30 * gib, 11: 32 * gib, 12: 8 * gib, 13: 33 * gib, 14: gib // 2}
+        self.assertEqual(device_memory.candidate_side(usage, {10, 11}), 41 * gib + gib // 2)
+        self.assertTrue(device_memory.over_share(device_memory.candidate_side(usage, {10, 11}), 80 * gib))
+        # KernelBench level 1 at 8 GiB a tensor: the identity's process holds 16, the runner 32.
+        self.assertFalse(device_memory.over_share(device_memory.candidate_side({10: 31 * gib, 11: 32 * gib, 12: 16 * gib},
+                                                                               {10, 11}), 80 * gib))
 
     def test_out_of_device_memory_by_its_text(self):
         from kgym_sandbox import failures

@@ -6,9 +6,16 @@ reserved, so a sample after a call still sees that call's peak. Its maximum is
 ExecResult.peak_device_memory_mb.
 
 Who ran out: kgym's own processes need the GPU's memory too (the judge's inputs, reference
-outputs and the buffers it shares, the reference runner's), so a failed allocation is the
-candidate's fault (RESOURCE_LIMIT) only when its process held more than CANDIDATE_SHARE of
-the GPU; otherwise it is kgym's own, and the executor evaluates again."""
+outputs and the buffers it shares, the reference runner's), so a failed allocation, the
+candidate's or one of kgym's own processes' while the candidate's runs beside them, is the
+candidate's fault (RESOURCE_LIMIT) only when the candidate's side held more than
+CANDIDATE_SHARE of the GPU; otherwise it is kgym's own, and the executor evaluates again.
+The candidate's side is what every process but kgym's own holds (device_memory.kgym_pids), as
+NVML reports it per process (nvidia-ml-py), so it includes children the candidate started;
+where NVML is missing or its pids are not this namespace's, what the device has in use
+beyond the judge's own."""
+import os
+
 import torch
 
 from . import shared_tensors
@@ -44,16 +51,46 @@ def release(device: str) -> None:
         torch.cuda.empty_cache()
 
 
-def charged_to_candidate(used: int, judge_own: int, total: int) -> bool:
-    """The rule on bytes: the device's `used`, what the judge's process holds (its allocator's
-    and the buffers it shares), the device's `total`. What is in use beyond the judge's is the
-    candidate's process's and the reference runner's (whose own share is one output or so):
-    more than CANDIDATE_SHARE of the device, and the candidate took it."""
-    return used - judge_own > CANDIDATE_SHARE * total
+def over_share(held: int, total: int) -> bool:
+    """The rule on bytes: the candidate's side holding more than CANDIDATE_SHARE of the device."""
+    return held > CANDIDATE_SHARE * total
 
 
-def candidate_exhausted() -> bool:
-    """Asked in the judge right after the candidate's process failed to allocate (it is
-    still alive, holding what it holds)."""
+def candidate_side(per_process: dict, kgym_pids: set) -> int:
+    """Bytes held by every process but kgym's own (`per_process`: pid -> bytes)."""
+    return sum(held for pid, held in per_process.items() if pid not in kgym_pids)
+
+
+def per_process_usage():
+    """pid -> bytes each process holds on this process's GPU, as NVML reports them; None where
+    NVML is missing or does not list this process (a pid namespace NVML does not map)."""
+    try:
+        import pynvml
+        pynvml.nvmlInit()
+        uuid = str(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid)
+        handle = pynvml.nvmlDeviceGetHandleByUUID(uuid if uuid.startswith("GPU-") else "GPU-" + uuid)
+        usage = {p.pid: p.usedGpuMemory or 0 for p in pynvml.nvmlDeviceGetComputeRunningProcesses(handle)}
+    except Exception:  # no NVML (or no driver library): the device-wide rule stands
+        return None
+    return usage if os.getpid() in usage else None
+
+
+# kgym's processes on the device besides the judge (the reference runner, the last evaluations'
+# processes still exiting), set by the judge once per evaluation. A pair prepared for the next
+# evaluation after this one began is not among them: its contexts (about 0.5 GiB a process)
+# count on the candidate's side, far below its share.
+kgym_pids = set()
+
+
+def candidate_exhausted() -> tuple:
+    """Asked in the judge right after an allocation failed, the candidate's or one of kgym's
+    processes' (the candidate's still alive, holding what it holds): (whether the candidate's
+    side took more than its share, a sentence saying what it held)."""
     free, total = torch.cuda.mem_get_info()
-    return charged_to_candidate(total - free, torch.cuda.memory_reserved() + shared_tensors.CudaDriver.allocated, total)
+    usage = per_process_usage()
+    if usage is not None:
+        held, how = candidate_side(usage, kgym_pids | {os.getpid()}), "NVML, per process"
+    else:  # the reference runner's share, one output or so, is counted with the candidate's
+        held = total - free - torch.cuda.memory_reserved() - shared_tensors.CudaDriver.allocated
+        how = "the device's use beyond the judge's"
+    return over_share(held, total), f"the candidate's side held {held >> 20} of {total >> 20} MiB ({how})"

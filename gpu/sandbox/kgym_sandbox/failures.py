@@ -25,6 +25,15 @@ def out_of_device_memory(text: str) -> bool:
                                    "CUDNN_STATUS_ALLOC_FAILED", "CUDA error: out of memory"))
 
 
+def harmed_warm_up(text: str) -> bool:
+    """A process's confinement or CUDA warm-up failed (before any candidate code existed). It
+    was prepared beside a running evaluation, which may have held the whole GPU: a context or
+    a library handle made then can fail with other texts than out of memory (cuDNN's
+    CUDNN_STATUS_INTERNAL_ERROR, seen on an H100), so it is kgym's own shortage, tried again
+    in fresh processes."""
+    return "confinement failed" in text
+
+
 def classify(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, (MemoryError, torch.OutOfMemoryError)) or "can't allocate memory" in text:

@@ -70,20 +70,23 @@ class RemoteCandidate:
         share of the GPU (device_memory.candidate_exhausted); kgym's own out of GPU memory
         says so (the executor tries again)."""
         device_oom = self.device == "cuda" and failure.verdict in ("RESOURCE_LIMIT", "INTERNAL_ERROR") and \
-            failures.out_of_device_memory(failure.message)
+            (failures.out_of_device_memory(failure.message) or
+             (failure.verdict == "INTERNAL_ERROR" and failures.harmed_warm_up(failure.message)))
         if self.trusted:
             return failures.Failure("INTERNAL_ERROR", failure.phase, f"the reference runner failed ({failure.verdict}): "
                                     f"{failure.message}", own_memory=device_oom)
         if failure.verdict == "INTERNAL_ERROR":  # believed only before candidate code exists
             failure.own_memory = device_oom
             return failure
-        if device_oom and not device_memory.candidate_exhausted():
-            # Believed for a retry, not for good: the executor charges the candidate with a
-            # shortage its process meets in every attempt (a fake error meets it every time).
-            return failures.Failure("INTERNAL_ERROR", failure.phase, "the candidate's process, holding less than its "
-                                    f"share, failed ({failure.verdict}): {failure.message}",
-                                    [{"kind": "candidate_out_of_device_memory", "detail": failure.message[:200],
-                                      "source": "judge"}], own_memory=True)
+        if device_oom:
+            exhausted, held = device_memory.candidate_exhausted()
+            if not exhausted:
+                # Believed for a retry, not for good: the executor charges the candidate with a
+                # shortage its process meets in every attempt (a fake error meets it every time).
+                return failures.Failure("INTERNAL_ERROR", failure.phase, "the candidate's process, holding less than "
+                                        f"its share ({held}), failed ({failure.verdict}): {failure.message}",
+                                        [{"kind": "candidate_out_of_device_memory", "detail": failure.message[:200],
+                                          "source": "judge"}], own_memory=True)
         return failure
 
     def forged(self, phase: str, detail: str) -> failures.Failure:

@@ -275,6 +275,30 @@ def log_to(workdir: str) -> None:
     sys.stderr = os.fdopen(2, "w", buffering=1)
 
 
+def sample_failed_device(result: dict) -> None:
+    """The device as the evaluation failed. A candidate that took it and failed mid-call then
+    counts as large (device_memory.large: the next pair is made once it is gone). Where kgym's
+    own allocation failed (the judge's or the reference runner's), or the candidate's while it
+    held less than its share, the candidate's side, still alive beside them, is asked what it
+    holds now: beyond its share, the shortage is its doing."""
+    from . import device_memory, failures
+    try:
+        device_memory.Peak("cuda", result).sample()
+        # Not for a failed confinement or warm-up: no candidate code ran yet, and what is on the
+        # device then may be the last evaluation's, still exiting.
+        code_ran = not failures.harmed_warm_up(result.get("message", ""))
+        exhausted, held = device_memory.candidate_exhausted() if result.get("own_device_memory_exhausted") and \
+            code_ran else (False, "")
+    except BaseException:  # this process has no working CUDA context (its warm-up failed)
+        return
+    if not exhausted:
+        return
+    result.update(verdict="RESOURCE_LIMIT", own_device_memory_exhausted=False,
+                  message=f"the candidate exhausted the GPU's memory ({held}): {result.get('message', '')}")
+    result.setdefault("evidence", []).append({"kind": "candidate_out_of_device_memory", "detail": held[:200],
+                                              "source": "judge"})
+
+
 def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, reference_end, device: str,
                lock_fd: int) -> None:
     """In the forked judge: confine, warm up, wait for the request, evaluate against the
@@ -297,6 +321,9 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
     if device == "cuda":  # only now: warming up there would slow the running evaluation's judge
         isolation.pin_to_core(timing_cores().get("judge"))
     request = command["request"]
+    if device == "cuda":
+        from . import device_memory
+        device_memory.kgym_pids = {int(pid) for pid in command.get("kgym_pids", [])}
     result = {"request_id": request.get("request_id", ""), "task_id": request.get("task", {}).get("id", ""),
               "candidate_id": request.get("candidate", {}).get("id", ""), "harness_seconds": seconds}
 
@@ -313,7 +340,7 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
     try:
         if confine_error is not None:
             raise evaluate.Failure("INTERNAL_ERROR", "confine", f"judge confinement failed: {confine_error!r}",
-                                   own_memory=evaluate.failures.out_of_device_memory(repr(confine_error)))
+                                   own_memory=device == "cuda")  # failures.harmed_warm_up
         result["isolation"] = ["judge:" + g for g in granted]
         result["device_name"] = platform.processor() or "cpu"
         if device == "cuda":
@@ -331,6 +358,8 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
         result.update(verdict="INTERNAL_ERROR", failed_phase="harness", message=failure.message)
         if device == "cuda" and evaluate.failures.out_of_device_memory(failure.message):
             result["own_device_memory_exhausted"] = True
+    if device == "cuda" and result.get("verdict", "OK") != "OK":
+        sample_failed_device(result)
     result["isolation"] = result.get("isolation", []) + ["candidate:" + g for g in candidate.isolation]
     try:
         protocol.write_frame(result_fd, {"result": result})
@@ -445,7 +474,7 @@ def relay(pair: Pair, out_fd: int, keep: set) -> dict:
     return result
 
 
-def begin(pair: Pair, evaluation: dict):
+def begin(pair: Pair, evaluation: dict, exiting_pids: set = frozenset()):
     """Sets the prepared candidate's limits to its request's, hands it the built extensions,
     then starts the evaluation; returns what the executor is told of the limits, or None if
     the prepared judge had died."""
@@ -455,7 +484,10 @@ def begin(pair: Pair, evaluation: dict):
               "disk_limit_mb": pair.limit_private_disk(int(options.get("disk_limit_mb") or 0))}
     if evaluation.get("extension_keys"):
         extension_build.copy_built(evaluation["extension_cache"], evaluation["extension_keys"], pair.candidate_dir)
-    return limits if pair.start({"request": evaluation["request"], "traced": pair.traced}) else None
+    # kgym's processes on the device besides the judge, for the judge's count of the candidate's side
+    kgym_pids = sorted(set(exiting_pids) | {pair.reference_pid})
+    return limits if pair.start({"request": evaluation["request"], "traced": pair.traced,
+                                 "kgym_pids": kgym_pids}) else None
 
 
 class Exiting:
@@ -540,13 +572,18 @@ def main() -> None:
             standby = None
         # After an evaluation that took most of the GPU, the next one starts once its processes
         # are gone and their memory with them (device_memory.large).
+        if wait_for_exits and standby is not None:
+            # Prepared while the last evaluation held most of the GPU: its contexts or library
+            # handles may have failed for that (failures.harmed_warm_up); a fresh pair follows.
+            standby.discard()
+            standby = None
         exiting.reap(wait=wait_for_exits)
         current, standby = standby or prepare(evaluation["workdir"]), None
-        started = begin(current, evaluation)
+        started = begin(current, evaluation, exiting.pids)
         if started is None:
             current.discard()  # the prepared judge died: make a fresh pair
             current = prepare(evaluation["workdir"])
-            started = begin(current, evaluation) or {}
+            started = begin(current, evaluation, exiting.pids) or {}
         protocol.write_frame(out_fd, {"started": {"pid": current.judge_pid, "candidate_pid": current.candidate_pid,
                                                   **started}})
         if evaluation.get("next_workdir"):
