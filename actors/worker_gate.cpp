@@ -3,17 +3,35 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <map>
+#include <set>
+
 namespace kgym {
 
 namespace {
 
-worker_gate_actor::behavior_type worker_gate(worker_gate_actor::pointer self, scheduler_actor scheduler) {
+struct worker_gate_state {
+  std::map<caf::node_id, std::set<std::string>> names;  // the executor names each node joined
+};
+
+worker_gate_actor::behavior_type worker_gate(worker_gate_actor::stateful_pointer<worker_gate_state> self,
+                                             scheduler_actor scheduler, int max_executors_per_node) {
   self->link_to(scheduler);  // the gate is part of the control plane: they stop together
   return {
-      [self, scheduler](join_atom, const std::string& name, const caf::strong_actor_ptr& executor) {
+      [self, scheduler, max_executors_per_node](join_atom, const std::string& name,
+                                                const caf::strong_actor_ptr& executor) {
         const auto sender = self->current_sender();
-        spdlog::info("worker gate: executor {} joins from node {}", name,
-                     sender ? to_string(sender->node()) : std::string("unknown"));
+        const caf::node_id node = sender ? sender->node() : caf::node_id{};
+        const std::string where = sender ? to_string(node) : std::string("unknown");
+        auto& names = self->state.names[node];
+        if (!names.count(name) && static_cast<int>(names.size()) >= max_executors_per_node) {
+          spdlog::warn("worker gate: refused executor {} from node {}: that node already joined {} executors "
+                       "(--max-executors-per-worker)",
+                       name, where, names.size());
+          return;
+        }
+        names.insert(name);
+        spdlog::info("worker gate: executor {} joins from node {}", name, where);
         self->send(scheduler, join_atom::value, name, executor);
       },
       [self, scheduler](leave_atom, const caf::strong_actor_ptr& executor) {
@@ -24,8 +42,9 @@ worker_gate_actor::behavior_type worker_gate(worker_gate_actor::pointer self, sc
 
 }  // namespace
 
-worker_gate_actor spawn_worker_gate(caf::actor_system& system, scheduler_actor scheduler) {
-  return system.spawn(worker_gate, std::move(scheduler));
+worker_gate_actor spawn_worker_gate(caf::actor_system& system, scheduler_actor scheduler,
+                                    int max_executors_per_node) {
+  return system.spawn(worker_gate, std::move(scheduler), max_executors_per_node);
 }
 
 }  // namespace kgym

@@ -1,7 +1,9 @@
 // worker_gate: what `kgym serve --listen` publishes to other nodes. A `kgym worker` joins its
 // executors and takes them away through it, and nothing else: an ExecRequest sent to the
 // worker port finds no handler, so only the API creates work. Every join is logged with the
-// node it came from.
+// node it came from, and a node joins at most `max_executors_per_node` executors (names it
+// already joined may join again: a worker's rejoin replaces them); joins beyond are refused
+// and logged, so one node cannot fill the scheduler with slots.
 #pragma once
 
 #include <caf/actor_system.hpp>
@@ -16,6 +18,9 @@ using worker_gate_actor =
     caf::typed_actor<caf::reacts_to<join_atom, std::string, caf::strong_actor_ptr>,
                      caf::replies_to<leave_atom, caf::strong_actor_ptr>::with<caf::ok_atom>>;
 
-worker_gate_actor spawn_worker_gate(caf::actor_system& system, scheduler_actor scheduler);
+constexpr int default_max_executors_per_node = 64;
+
+worker_gate_actor spawn_worker_gate(caf::actor_system& system, scheduler_actor scheduler,
+                                    int max_executors_per_node = default_max_executors_per_node);
 
 }  // namespace kgym

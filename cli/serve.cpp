@@ -65,6 +65,8 @@ options:
   --http-file FILE       write the HTTP port there
   --listen HOST:PORT     accept workers there (CAF middleman; port 0 picks one)
   --listen-file FILE     write the workers' port there
+  --max-executors-per-worker N
+                         executors one worker node may join (default 64); joins beyond are refused
   --cluster-certs DIR    this node's cluster credentials (ca.pem, node.pem, node.key; default
                          $KGYM_CLUSTER_CERTS): workers then connect over TLS and must show a
                          certificate of the same CA. Required for --listen beyond loopback; make
@@ -155,7 +157,8 @@ void bind_or_explain(zmq::socket_t& socket, const std::string& endpoint, const s
 int run_serve(const std::vector<std::string>& argv) {
   args a(argv,
          {"api", "endpoint-file", "listen", "listen-file", "http", "http-file", "secret-env", "device", "executors",
-          "tasks-dir", "max-request-bytes", "python", "cluster-certs", "drain-timeout", "state-dir", "journal-keep"},
+          "tasks-dir", "max-request-bytes", "python", "cluster-certs", "drain-timeout", "state-dir", "journal-keep",
+          "max-executors-per-worker"},
          {"help", "eval-cache", "no-cupti", "gpu-sizes"});
   if (a.has("help")) {
     std::cout << serve_help;
@@ -213,6 +216,9 @@ int run_serve(const std::vector<std::string>& argv) {
   const auto credentials = find_cluster_credentials(a.get("cluster-certs", ""));
   if (a.has("listen"))
     require_credentials_beyond_loopback(parse_host_port(a.get("listen")).first, credentials);
+  const int max_per_worker = static_cast<int>(a.number("max-executors-per-worker", default_max_executors_per_node));
+  if (max_per_worker < 1)
+    throw std::invalid_argument("--max-executors-per-worker must be at least 1");
   caf::actor_system_config cfg;
   configure_cluster(cfg, credentials);
   caf::actor_system system{cfg};
@@ -224,7 +230,8 @@ int run_serve(const std::vector<std::string>& argv) {
   auto scheduler = spawn_scheduler(system, executors, scheduler_options{a.has("eval-cache"), {}});
   if (a.has("listen")) {
     auto [host, port] = parse_host_port(a.get("listen"));
-    auto published = publish_to_workers(system, spawn_worker_gate(system, scheduler), host, port, credentials);
+    auto published = publish_to_workers(system, spawn_worker_gate(system, scheduler, max_per_worker), host, port,
+                                        credentials);
     if (!published) {
       for (const auto& executor : executors)
         caf::anon_send_exit(executor, caf::exit_reason::user_shutdown);

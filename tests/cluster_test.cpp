@@ -19,8 +19,10 @@
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
+#include "actors/gpu_executor.hpp"
 #include "actors/worker_gate.hpp"
 #include "cli/cluster.hpp"
+#include "messages/json.hpp"
 #include "pipeline/task_loader.hpp"
 #include "tests/api_support.hpp"
 #include "tests/test_support.hpp"
@@ -182,6 +184,47 @@ TEST(Cluster, TheWorkerPortTakesNoWork) {
   fs::remove_all(tmp);
 }
 
+// A node joins at most --max-executors-per-worker executors: beyond, its joins are refused and
+// logged, and no work reaches them; a name it already joined may join again (a rejoin).
+TEST(Cluster, ANodeJoinsAtMostItsShareOfExecutors) {
+  std::string tmp = fs::temp_directory_path().string() + "/kgym-share-" + std::to_string(::getpid());
+  fs::create_directories(tmp);
+  server s = start_server("share", {"--executors", "0", "--listen", "127.0.0.1:0", "--listen-file", tmp + "/port",
+                                    "--max-executors-per-worker", "2"});
+  ASSERT_FALSE(s.endpoint.empty());
+  const uint16_t port = static_cast<uint16_t>(std::stoi(wait_for_line(tmp + "/port")));
+  caf::actor_system_config cfg;
+  cli::configure_cluster(cfg);
+  caf::actor_system system{cfg};
+  auto gate = system.middleman().remote_actor<worker_gate_actor>("127.0.0.1", port);
+  ASSERT_TRUE(gate) << system.render(gate.error());
+  std::vector<gpu_executor_actor> executors;
+  caf::scoped_actor self{system};
+  for (const std::string name : {"x0", "x1", "x2", "x0"}) {  // the last: x0 joins again
+    executors.push_back(spawn_null_executor(system));
+    self->send(*gate, join_atom::value, name, caf::actor_cast<caf::strong_actor_ptr>(executors.back()));
+  }
+  const std::string serve_log = fs::temp_directory_path().string() + "/kgym-serve-share.log";
+  for (int i = 0; i < 100 && read_all(serve_log).find("refused executor x2") == std::string::npos; ++i)
+    std::this_thread::sleep_for(100ms);
+  EXPECT_NE(read_all(serve_log).find("refused executor x2"), std::string::npos) << read_all(serve_log);
+  client c(s.endpoint);
+  for (int i = 0; i < 20; ++i)
+    c.send(request("share-" + std::to_string(i), "gelu_scale_residual", "fused"), false);
+  std::map<std::string, int> by_executor;
+  for (int i = 0; i < 20; ++i) {
+    EvalResult r = c.receive(60s);
+    ASSERT_EQ(r.error(), "") << r.request_id();
+    ++by_executor[r.result().executor()];
+  }
+  EXPECT_EQ(by_executor.count("x2"), 0u) << "a refused executor got work";
+  EXPECT_EQ(by_executor["x0"] + by_executor["x1"], 20);
+  for (const auto& e : executors)
+    self->send_exit(e, caf::exit_reason::user_shutdown);
+  EXPECT_EQ(stop_process(s.pid), 0);
+  fs::remove_all(tmp);
+}
+
 // Only our workers join: with cluster credentials (deploy/cluster_certs.sh) the worker port
 // speaks TLS and both ends must show a certificate of the cluster's CA. A worker of the
 // cluster joins and evaluates; one without credentials, one with another CA's, and a plain
@@ -303,6 +346,70 @@ TEST(Cluster, AWorkerRejoinsAfterARestartAndAPause) {
   c.send(request("after-pause", "gelu_scale_residual", "fused"));
   EXPECT_EQ(c.receive(30s).result().executor(), "back#null0");
   EXPECT_EQ(stop_process(worker), 0) << read_all(tmp + "/back.log");
+  EXPECT_EQ(stop_process(second.pid), 0);
+  fs::remove_all(tmp);
+}
+
+// A server restart with 200 requests in flight, two workers evaluating them: the restarted
+// server (same --state-dir and ports) answers all 200, each with its right verdict, without any
+// client re-sending; the workers rejoin by themselves. The client only polls over HTTP.
+TEST(Cluster, ARestartWithTwoHundredInFlightAnswersAll) {
+  std::string tmp = fs::temp_directory_path().string() + "/kgym-restart-" + std::to_string(::getpid());
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  const std::string join = "127.0.0.1:" + std::to_string(free_port());
+  const std::string http = "127.0.0.1:" + std::to_string(free_port());
+  const int http_port = std::stoi(http.substr(http.find(':') + 1));
+  const std::vector<std::string> serve_args = {"--executors", "0", "--eval-cache", "--listen", join,
+                                               "--http", http, "--state-dir", tmp + "/state"};
+  server first = start_server("restart1", serve_args);
+  ASSERT_FALSE(first.endpoint.empty());
+  std::vector<pid_t> workers;
+  for (const std::string name : {"r1", "r2"})
+    workers.push_back(start_kgym({"worker", "--join", join, "--name", name, "--rejoin-for", "120"},
+                                 tmp + "/" + name + ".log"));
+  const std::string log1 = fs::temp_directory_path().string() + "/kgym-serve-restart1.log";
+  ASSERT_EQ(wait_for_count(log1, "#cpu0 joins", 2, 30s), 2) << read_all(log1);
+
+  std::vector<std::pair<std::string, std::string>> programs;  // (task, candidate)
+  for (const std::string task : {"gelu_scale_residual", "softmax_rows", "rmsnorm_rows", "mse_loss"})
+    for (const auto& path : find_candidates(source_path("tasks/" + task)))
+      programs.emplace_back(task, fs::path(path).stem().string());
+  EvalBatch batch;
+  std::map<std::string, Verdict> expected;
+  for (int i = 0; i < 200; ++i) {
+    const auto& [task, candidate] = programs[i % programs.size()];
+    const std::string id = "f" + std::to_string(i) + "-" + task + "-" + candidate;
+    *batch.add_requests() = request(id, task, candidate);
+    expected[id] = expected_verdict(candidate);
+  }
+  http_reply submitted = http_call(http_port, "POST", "/v1/evaluations", to_json(batch));
+  ASSERT_EQ(submitted.status, 202) << submitted.body;
+  // Some answered, most still in flight: the server dies.
+  ASSERT_EQ(http_call(http_port, "GET", "/v1/evaluations/" + batch.requests(0).request_id() + "?wait=120").status,
+            200);
+  ::kill(first.pid, SIGKILL);
+  wait_exit(first.pid);
+
+  server second = start_server("restart2", serve_args);
+  ASSERT_FALSE(second.endpoint.empty());
+  const std::string log2 = fs::temp_directory_path().string() + "/kgym-serve-restart2.log";
+  std::map<std::string, int> by_worker;
+  for (const auto& [id, verdict] : expected) {
+    http_reply done = http_call(http_port, "GET", "/v1/evaluations/" + id + "?wait=300");
+    ASSERT_EQ(done.status, 200) << id << ": " << done.body << "\n" << read_all(log2);
+    EvalResult r;
+    ASSERT_EQ(from_json(done.body, &r), "") << done.body;
+    EXPECT_EQ(Verdict_Name(r.result().verdict()), Verdict_Name(verdict)) << id << ": " << r.result().message();
+    ++by_worker[r.result().executor().substr(0, 2)];
+  }
+  const std::string restarted = read_all(log2);
+  EXPECT_NE(restarted.find("unfinished requests evaluated again"), std::string::npos) << restarted;
+  EXPECT_EQ(restarted.find(" kept, 0 unfinished"), std::string::npos) << "nothing was in flight: " << restarted;
+  EXPECT_GT(by_worker["r1"] + by_worker["r2"], 0);
+  EXPECT_GE(wait_for_count(log2, "#cpu0 joins", 2, 1s), 2) << "the workers did not rejoin";
+  for (pid_t w : workers)
+    EXPECT_EQ(stop_process(w), 0);
   EXPECT_EQ(stop_process(second.pid), 0);
   fs::remove_all(tmp);
 }
