@@ -22,7 +22,7 @@ class Runner:
         self.recorder, self.tracer, self.bindings = recorder, tracer, bindings
         self.driver = shared_tensors.CudaDriver() if device == "cuda" else None
         self.model = None
-        self.granted, self.confine_error = [], None
+        self.granted, self.confine_error, self.confine_seconds = [], None, {}
         self.input_sets, self.slots = [[]], [[]]  # per call of a batch: its inputs, its output buffers
         self.phase = None
         self.core = None  # the timing core, taken at the first request (zygote.timing_cores)
@@ -36,7 +36,7 @@ class Runner:
         if self.confine_error is not None:
             return self.refusal("INTERNAL_ERROR", f"candidate confinement failed: {self.confine_error!r}")
         isolation.pin_to_core(self.core)
-        return {"isolation": self.granted}
+        return {"isolation": self.granted, "seconds": self.confine_seconds}
 
     def release(self, message, fds):
         """Gives the device what this process's caching allocator keeps but no tensor uses (the

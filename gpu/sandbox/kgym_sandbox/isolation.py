@@ -253,22 +253,28 @@ def evaluation_limits(device: str, memory_limit_mb: int) -> dict:
             "RLIMIT_NPROC": 1024, "RLIMIT_CPU": 1800}
 
 
-def confine(workdir: str, uid: int):
+def confine(workdir: str, uid: int, lap=lambda name: None):
     """Called in a freshly forked evaluation process (judge or candidate), before anything
     else runs (CUDA included: user namespaces need a single-threaded caller); as root, the
     process then runs as `uid`. Resource limits come later (set_limits). Returns what was
-    granted and the workdir's path inside."""
+    granted and the workdir's path inside. `lap(name)` is called after each mechanism
+    (harness_seconds: confine_setsid, _namespaces, _mounts, _proc, _uid)."""
     granted = []
     os.setsid()  # own process group: the executor kills the whole group
     granted.append("setsid")
     _drop_privileges_prepare(workdir, uid)
+    lap("confine_setsid")
     _enter_namespaces(granted)
+    lap("confine_namespaces")
     workdir = _private_tmp(workdir, granted)
+    lap("confine_mounts")
     _hide_other_processes(granted)
+    lap("confine_proc")
     _drop_privileges(granted, uid)  # set_limits comes after: RLIMIT_NPROC then counts this uid
     os.chdir(workdir)
     for var in ("HOME", "TMPDIR", "TRITON_CACHE_DIR"):
         path = os.path.join(workdir, "home" if var == "HOME" else "tmp" if var == "TMPDIR" else "triton")
         os.makedirs(path, exist_ok=True)
         os.environ[var] = path
+    lap("confine_uid")
     return granted, workdir

@@ -22,6 +22,7 @@ class RemoteCandidate:
         self.trusted = trusted
         self.memory_limit_mb = memory_limit_mb
         self.isolation = []  # what the candidate process said confinement granted it
+        self.confine_seconds = {}  # what confining itself cost the process, by its report before any candidate code
         self.driver = shared_tensors.CudaDriver() if device == "cuda" else None
         self.overhead_s = 0.0  # timing.plan sets it
         self.input_arena, self.input_layout, self.input_sets = None, None, 0  # the candidate's copies
@@ -101,6 +102,10 @@ class RemoteCandidate:
         answer = self.request("load", {"op": "ping"}, internal_ok=True)
         if isinstance(answer.get("isolation"), list):
             self.isolation = [str(g)[:100] for g in answer["isolation"][:30]]
+        seconds = answer.get("seconds")
+        if isinstance(seconds, dict):  # what confining itself cost it (harness_seconds candidate_confine*)
+            self.confine_seconds = {k: float(v) for k, v in list(seconds.items())[:10]
+                                    if isinstance(k, str) and k.startswith("confine") and isinstance(v, (int, float))}
 
     def build(self, init_inputs: list, seed: int, overrides: dict = None, dtype=torch.float32) -> list:
         """Loads the candidate and builds ModelNew; returns what it patched, if anything."""

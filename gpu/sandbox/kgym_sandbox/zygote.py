@@ -90,13 +90,17 @@ class Pair:
         for path in (judge_dir, candidate_dir, reference_dir):
             os.makedirs(path, exist_ok=True)
         self.candidate_dir = candidate_dir
+        started = time.perf_counter()
         self.private_disk = isolation.mount_private_disk(candidate_dir, PREPARE_DISK_MB)
+        self.seconds = {"pair_private_disk": time.perf_counter() - started}  # harness_seconds, via the judge
+        started = time.perf_counter()
         self.cgroup = None
         if cgroup_parent:
             try:
                 self.cgroup = cgroups.Cgroup(cgroup_parent, f"kgym-{os.getpid()}-{os.path.basename(workdir)}")
             except OSError:
                 pass
+        self.seconds["pair_cgroup"] = time.perf_counter() - started
         os.chmod(workdir, 0o711)  # each process reaches its own directory, lists neither
         command_r, self.command_w = os.pipe()
         self.result_r, result_w = os.pipe()
@@ -127,9 +131,11 @@ class Pair:
             reference_end.close()
             runner_main("candidate", candidate_dir, candidate_end, recorder, device, lock_fd, key_r, bindings,
                         candidate_uid)
+        started = time.perf_counter()
         if self.cgroup is not None and not self.cgroup.add(self.candidate_pid):  # before its code exists
             self.cgroup.remove()
             self.cgroup = None
+        self.seconds["pair_cgroup"] += time.perf_counter() - started
         self.reference_pid = os.fork()
         if self.reference_pid == 0:
             for fd in (self.command_w, command_r, self.result_r, result_w, out_fd, key_r, key_w, reference_key_w):
@@ -309,7 +315,7 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
     seconds, granted, confine_error = {}, [], None
     try:
         started = time.perf_counter()
-        granted, workdir = isolation.confine(workdir, isolation.JUDGE_UID)
+        granted, workdir = isolation.confine(workdir, isolation.JUDGE_UID, evaluate.Laps(seconds))
         seconds["confine"] = time.perf_counter() - started
         if device == "cuda":
             warm_cuda(lock_fd, seconds)
@@ -324,6 +330,7 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
     if device == "cuda":
         from . import device_memory
         device_memory.kgym_pids = {int(pid) for pid in command.get("kgym_pids", [])}
+    seconds.update({str(k): float(v) for k, v in command.get("setup_seconds", {}).items()})
     result = {"request_id": request.get("request_id", ""), "task_id": request.get("task", {}).get("id", ""),
               "candidate_id": request.get("candidate", {}).get("id", ""), "harness_seconds": seconds}
 
@@ -361,6 +368,7 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
     if device == "cuda" and result.get("verdict", "OK") != "OK":
         sample_failed_device(result)
     result["isolation"] = result.get("isolation", []) + ["candidate:" + g for g in candidate.isolation]
+    seconds.update({"candidate_" + k: v for k, v in candidate.confine_seconds.items()})
     try:
         protocol.write_frame(result_fd, {"result": result})
     finally:
@@ -375,13 +383,15 @@ def runner_main(role: str, workdir: str, end, recorder, device: str, lock_fd: in
     the candidate cannot reach, no limits, the task's Model), served alike so the judge times
     both the same way: confine (own uid, namespaces, private tmp), start the trace, warm up,
     then answer the judge until it says finish or goes away."""
-    from . import candidate_runner
+    from . import candidate_runner, evaluate
     log_to(workdir)
-    granted, confine_error = [], None
+    granted, confine_error, confine_seconds = [], None, {}
     try:
         if key_fd >= 0:
             tracing.preload(device)
-        granted, workdir = isolation.confine(workdir, uid)
+        started = time.perf_counter()
+        granted, workdir = isolation.confine(workdir, uid, evaluate.Laps(confine_seconds))
+        confine_seconds["confine"] = time.perf_counter() - started
         if key_fd >= 0:
             tracing.start(workdir, key_fd, device)
         if device == "cuda":
@@ -392,7 +402,7 @@ def runner_main(role: str, workdir: str, end, recorder, device: str, lock_fd: in
     spin = device == "cuda" and not timing_cores()
     runner = candidate_runner.Runner(channel.Channel(end, spin=spin), workdir, device, recorder,
                                      tracing.Tracer(device), bindings, limited=role == "candidate")
-    runner.granted, runner.confine_error = granted, confine_error
+    runner.granted, runner.confine_error, runner.confine_seconds = granted, confine_error, confine_seconds
     runner.core = timing_cores().get(role) if device == "cuda" else None  # taken at the first request
     candidate_runner.serve(runner)
     sys.stdout.flush()
@@ -480,14 +490,16 @@ def begin(pair: Pair, evaluation: dict, exiting_pids: set = frozenset()):
     the prepared judge had died."""
     from . import extension_build
     options = evaluation["request"].get("options", {})
+    started = time.perf_counter()
     limits = {"memory_usage_file": pair.limit_memory(int(options.get("memory_limit_mb") or 0)),
               "disk_limit_mb": pair.limit_private_disk(int(options.get("disk_limit_mb") or 0))}
+    pair.seconds["begin_limits"] = time.perf_counter() - started
     if evaluation.get("extension_keys"):
         extension_build.copy_built(evaluation["extension_cache"], evaluation["extension_keys"], pair.candidate_dir)
     # kgym's processes on the device besides the judge, for the judge's count of the candidate's side
     kgym_pids = sorted(set(exiting_pids) | {pair.reference_pid})
     return limits if pair.start({"request": evaluation["request"], "traced": pair.traced,
-                                 "kgym_pids": kgym_pids}) else None
+                                 "kgym_pids": kgym_pids, "setup_seconds": pair.seconds}) else None
 
 
 class Exiting:
