@@ -584,11 +584,10 @@ def main() -> None:
             standby = None
         # After an evaluation that took most of the GPU, the next one starts once its processes
         # are gone and their memory with them (device_memory.large).
-        if wait_for_exits and standby is not None:
-            # Prepared while the last evaluation held most of the GPU: its contexts or library
-            # handles may have failed for that (failures.harmed_warm_up); a fresh pair follows.
-            standby.discard()
-            standby = None
+        # A standby prepared while the last evaluation held most of the GPU may have failed to
+        # warm up for that: its judge or runners then say so at the request, and the executor
+        # evaluates again in fresh processes (failures.harmed_warm_up). Cheaper than making a
+        # fresh pair after every large evaluation (KernelBench level 1 has many).
         exiting.reap(wait=wait_for_exits)
         current, standby = standby or prepare(evaluation["workdir"]), None
         started = begin(current, evaluation, exiting.pids)
