@@ -24,6 +24,7 @@
 #include "actors/gpu_executor.hpp"
 #include "actors/scheduler.hpp"
 #include "actors/worker_gate.hpp"
+#include "cli/tls_guard.hpp"
 #include "cli/args.hpp"
 #include "cli/cluster.hpp"
 #include "cli/commands.hpp"
@@ -230,8 +231,11 @@ int run_serve(const std::vector<std::string>& argv) {
   auto scheduler = spawn_scheduler(system, executors, scheduler_options{a.has("eval-cache"), {}});
   if (a.has("listen")) {
     auto [host, port] = parse_host_port(a.get("listen"));
-    auto published = publish_to_workers(system, spawn_worker_gate(system, scheduler, max_per_worker), host, port,
-                                        credentials);
+    node_identity identity;  // over TLS: a worker joins under its certificate's name only
+    if (credentials.enabled())
+      identity = [](const caf::node_id& node) { return tls_peer_name(to_string(node)); };
+    auto published = publish_to_workers(system, spawn_worker_gate(system, scheduler, max_per_worker, identity),
+                                        host, port, credentials);
     if (!published) {
       for (const auto& executor : executors)
         caf::anon_send_exit(executor, caf::exit_reason::user_shutdown);

@@ -14,6 +14,7 @@
 
 #include "actors/gpu_executor.hpp"
 #include "actors/worker_gate.hpp"
+#include "cli/tls_guard.hpp"
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/sandbox_options.hpp"
@@ -36,7 +37,8 @@ options:
   --join HOST:PORT       the control plane (kgym serve --listen)
   --cpu-slots N          N executors on the CPU (Triton's interpreter); the default without --gpus: 1
   --gpus LIST|all        one CUDA executor per GPU: "0,1,3" or "all" (nvidia-smi counts them)
-  --name NAME            how results name this worker's executors (default: hostname-pid)
+  --name NAME            how results name this worker's executors (default: the certificate's name
+                         with --cluster-certs, where it must be that name; else hostname-pid)
   --rejoin-for S         after losing the control plane, keep trying to rejoin for S seconds
                          (backoff 0.25 s doubling to 10 s; default 600; 0: exit at once)
   --cluster-certs DIR    this node's cluster credentials (default $KGYM_CLUSTER_CERTS): TLS to a
@@ -81,9 +83,16 @@ int run_worker(const std::vector<std::string>& argv) {
   auto [host, port] = parse_host_port(a.get("join"));
   char hostname[256] = "node";
   ::gethostname(hostname, sizeof hostname - 1);
-  std::string name = a.get("name", std::string(hostname) + "-" + std::to_string(::getpid()));
-
   const auto credentials = find_cluster_credentials(a.get("cluster-certs", ""));
+  // Over TLS the control plane takes executors only under the node's certificate name.
+  const std::string certified =
+      credentials.enabled() ? certificate_name((std::filesystem::path(credentials.dir) / "node.pem").string()) : "";
+  std::string name = a.get("name", certified.empty() ? std::string(hostname) + "-" + std::to_string(::getpid())
+                                                     : certified);
+  if (!certified.empty() && name != certified)
+    spdlog::warn("kgym worker: --name {} is not this node's certificate name {}: kgym serve will refuse its "
+                 "executors",
+                 name, certified);
   caf::actor_system_config cfg;
   configure_cluster(cfg, credentials);
   caf::actor_system system{cfg};

@@ -9,6 +9,8 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <poll.h>
+#include <openssl/ssl.h>
 
 #include <filesystem>
 #include <fstream>
@@ -250,17 +252,24 @@ TEST(Cluster, OnlyNodesOfTheClusterJoin) {
   ASSERT_FALSE(s.endpoint.empty());
   const std::string port = wait_for_line(tmp + "/port");
   const std::string join = "127.0.0.1:" + port;
-  pid_t member = start_kgym({"worker", "--join", join, "--name", "member", "--cluster-certs", certs + "/w1"},
-                            tmp + "/member.log");
+  // A member joins under its certificate's name (w1, the default --name with credentials).
+  pid_t member = start_kgym({"worker", "--join", join, "--cluster-certs", certs + "/w1"}, tmp + "/member.log");
   const std::string serve_log_path = fs::temp_directory_path().string() + "/kgym-serve-tls.log";
-  for (int i = 0; i < 100 && read_all(serve_log_path).find("member#cpu0 joins") == std::string::npos; ++i)
+  for (int i = 0; i < 100 && read_all(serve_log_path).find("w1#cpu0 joins") == std::string::npos; ++i)
     std::this_thread::sleep_for(100ms);
-  // Refused handshakes after it joined must not cost it its connection (tls_error_queue.cpp).
+  // Refused handshakes after it joined must not cost it its connection (tls_guard.cpp).
   pid_t no_credentials = start_kgym({"worker", "--join", join, "--name", "plain"}, tmp + "/plain.log");
   pid_t foreign = start_kgym({"worker", "--join", join, "--name", "foreign", "--cluster-certs", other_ca + "/w1"},
                              tmp + "/foreign.log");
   EXPECT_NE(wait_exit(no_credentials), 0) << read_all(tmp + "/plain.log");
   EXPECT_NE(wait_exit(foreign), 0) << read_all(tmp + "/foreign.log");
+  // A member of the cluster under another name than its certificate's: its executors are refused.
+  pid_t impostor = start_kgym({"worker", "--join", join, "--name", "serve", "--cluster-certs", certs + "/w1"},
+                              tmp + "/impostor.log");
+  for (int i = 0; i < 100 && read_all(serve_log_path).find("refused executor serve#cpu0") == std::string::npos; ++i)
+    std::this_thread::sleep_for(100ms);
+  EXPECT_NE(read_all(serve_log_path).find("refused executor serve#cpu0"), std::string::npos)
+      << read_all(serve_log_path);
   {
     caf::actor_system_config cfg;
     cli::configure_cluster(cfg);
@@ -274,12 +283,14 @@ TEST(Cluster, OnlyNodesOfTheClusterJoin) {
   EvalResult r = c.receive(120s);
   EXPECT_EQ(r.error(), "");
   EXPECT_EQ(Verdict_Name(r.result().verdict()), "OK") << r.result().message();
-  EXPECT_EQ(r.result().executor(), "member#cpu0");
+  EXPECT_EQ(r.result().executor(), "w1#cpu0");
   std::this_thread::sleep_for(2s);  // past a heartbeat: the member is still there
   const std::string serve_log = read_all(serve_log_path);
-  EXPECT_EQ(serve_log.find("member#cpu0 lost"), std::string::npos) << serve_log;
+  EXPECT_EQ(serve_log.find("w1#cpu0 lost"), std::string::npos) << serve_log;
   EXPECT_EQ(serve_log.find("plain#"), std::string::npos) << serve_log;
   EXPECT_EQ(serve_log.find("foreign#"), std::string::npos) << serve_log;
+  EXPECT_EQ(serve_log.find("executor serve#cpu0 joins"), std::string::npos) << serve_log;
+  EXPECT_EQ(stop_process(impostor), 0);
   EXPECT_EQ(stop_process(member), 0);
   EXPECT_EQ(stop_process(s.pid), 0);
   fs::remove_all(tmp);
@@ -309,6 +320,123 @@ int wait_for_count(const std::string& path, const std::string& text, int count, 
       return n;
     std::this_thread::sleep_for(100ms);
   }
+}
+
+// A loopback TCP connection to `port` (-1 if refused).
+int connect_to(uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(port);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Whether the peer closed `fd` within `timeout` (whatever it sent before is read and dropped).
+bool closed_within(int fd, std::chrono::milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  char buf[4096];
+  for (auto now = std::chrono::steady_clock::now(); now < until; now = std::chrono::steady_clock::now()) {
+    pollfd p{fd, POLLIN, 0};
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count();
+    if (::poll(&p, 1, static_cast<int>(std::min<long long>(wait + 1, 50))) > 0) {
+      const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
+        return true;
+    }
+  }
+  return false;
+}
+
+// Resident memory of a process, in MiB.
+long resident_mib(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0)
+      return std::stol(line.substr(6)) / 1024;
+  return -1;
+}
+
+// The worker port's bounds (tls_guard.hpp): a connection that does not finish its TLS handshake
+// within the deadline is closed, and so is one beyond the pending handshakes' limit; a member
+// of the cluster whose BASP header announces 0xF0000000 bytes is cut off before the server
+// allocates them; the joined member keeps evaluating through all of it.
+TEST(Cluster, TheWorkerPortBoundsHandshakesAndMessages) {
+  std::string tmp = fs::temp_directory_path().string() + "/kgym-bounds-" + std::to_string(::getpid());
+  fs::create_directories(tmp);
+  const std::string certs = tmp + "/certs";
+  ASSERT_EQ(wait_exit(start_program({"bash", source_path("deploy/cluster_certs.sh"), certs, "serve", "w1", "w2"},
+                                    tmp + "/certs.log")),
+            0);
+  ::setenv("KGYM_TLS_HANDSHAKE_S", "2", 1);
+  server s = start_server("bounds", {"--executors", "0", "--listen", "127.0.0.1:0", "--listen-file", tmp + "/port",
+                                     "--cluster-certs", certs + "/serve"});
+  ::unsetenv("KGYM_TLS_HANDSHAKE_S");
+  ASSERT_FALSE(s.endpoint.empty());
+  const auto port = static_cast<uint16_t>(std::stoi(wait_for_line(tmp + "/port")));
+  pid_t member = start_kgym({"worker", "--join", "127.0.0.1:" + std::to_string(port), "--cluster-certs",
+                             certs + "/w1"},
+                            tmp + "/member.log");
+  const std::string serve_log = fs::temp_directory_path().string() + "/kgym-serve-bounds.log";
+  ASSERT_EQ(wait_for_count(serve_log, "w1#cpu0 joins", 1, 30s), 1) << read_all(serve_log);
+
+  // 70 connections that never start TLS: those beyond 64 pending go at once, the rest by the deadline.
+  std::vector<int> idle;
+  for (int i = 0; i < 70; ++i)
+    idle.push_back(connect_to(port));
+  std::this_thread::sleep_for(500ms);
+  int closed_early = 0;
+  for (int fd : idle)
+    closed_early += closed_within(fd, 10ms);
+  EXPECT_GE(closed_early, 6) << "connections beyond the pending limit stayed open";
+  EXPECT_LE(closed_early, 20) << "pending handshakes closed before their deadline";
+  int closed_late = 0;
+  for (int fd : idle)
+    closed_late += closed_within(fd, 4s);
+  EXPECT_EQ(closed_late, 70) << "connections without a TLS handshake outlived its deadline";
+  for (int fd : idle)
+    ::close(fd);
+
+  // A member of the cluster (w2's credentials) announces a 3.75 GB message.
+  const long before = resident_mib(s.pid);
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  ASSERT_EQ(SSL_CTX_use_certificate_file(ctx, (certs + "/w2/node.pem").c_str(), SSL_FILETYPE_PEM), 1);
+  ASSERT_EQ(SSL_CTX_use_PrivateKey_file(ctx, (certs + "/w2/node.key").c_str(), SSL_FILETYPE_PEM), 1);
+  const int fd = connect_to(port);
+  SSL* ssl = SSL_new(ctx);
+  SSL_set_fd(ssl, fd);
+  ASSERT_EQ(SSL_connect(ssl), 1) << "a member's TLS handshake failed";
+  unsigned char header[32] = {1, 0, 0, 0, 0xF0, 0, 0, 0};  // client_handshake, payload 0xF0000000 bytes
+  ASSERT_EQ(SSL_write(ssl, header, sizeof header), 32);
+  bool cut_off = false;
+  char buf[4096];
+  for (int i = 0; i < 100 && !cut_off; ++i) {  // its server handshake comes first, then the end
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 50) > 0)
+      cut_off = SSL_read(ssl, buf, sizeof buf) <= 0 && SSL_get_error(ssl, 0) != SSL_ERROR_WANT_READ;
+  }
+  EXPECT_TRUE(cut_off) << "the connection stayed open after an oversized header";
+  std::this_thread::sleep_for(500ms);
+  EXPECT_LT(resident_mib(s.pid) - before, 256) << "kgym serve grew from " << before << " MiB";
+  SSL_free(ssl);
+  ::close(fd);
+  SSL_CTX_free(ctx);
+  EXPECT_NE(read_all(serve_log).find("a BASP header announced 4026531840 bytes"), std::string::npos)
+      << read_all(serve_log);
+
+  client c(s.endpoint);
+  c.send(request("after-the-attacks", "gelu_scale_residual", "fused"));
+  EvalResult r = c.receive(120s);
+  EXPECT_EQ(Verdict_Name(r.result().verdict()), "OK") << r.error() << r.result().message();
+  EXPECT_EQ(r.result().executor(), "w1#cpu0");
+  EXPECT_EQ(stop_process(member), 0);
+  EXPECT_EQ(stop_process(s.pid), 0);
+  fs::remove_all(tmp);
 }
 
 // Workers come back: after the server is SIGKILLed and started again on the same port, and
