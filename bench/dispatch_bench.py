@@ -35,7 +35,7 @@ def make_certs() -> str:
     """Cluster credentials for serve and the workers (deploy/cluster_certs.sh)."""
     certs = tempfile.mkdtemp(prefix="kgym-dispatch-certs-")
     subprocess.run(["bash", os.path.join(os.path.dirname(__file__), "..", "deploy", "cluster_certs.sh"), certs,
-                    "serve", "worker"], check=True, stdout=subprocess.DEVNULL)
+                    "serve", "w0", "w1"], check=True, stdout=subprocess.DEVNULL)
     return certs
 
 
@@ -47,15 +47,16 @@ class Cluster:
         self.state_dir = f"{self.tmp}/state" if journal else ""
         serve_tls = ["--cluster-certs", f"{certs}/serve"] if certs else []
         serve_tls += ["--state-dir", self.state_dir] if journal else []
-        worker_tls = ["--cluster-certs", f"{certs}/worker"] if certs else []
         self.serve = subprocess.Popen([kgym, "serve", "--executors", "0", "--api", "tcp://127.0.0.1:*",
                                        "--endpoint-file", f"{self.tmp}/api", "--listen", "127.0.0.1:0",
                                        "--listen-file", f"{self.tmp}/port"] + serve_tls,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.endpoint = wait_line(f"{self.tmp}/api")
         join = "127.0.0.1:" + wait_line(f"{self.tmp}/port")
+        # Over TLS a worker's name is its certificate's (w0, w1): --name then says the same.
         self.workers = [subprocess.Popen([kgym, "worker", "--join", join, "--null-executor", "--name", f"w{i}"]
-                                         + worker_tls, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                         + (["--cluster-certs", f"{certs}/w{i}"] if certs else []),
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                         for i in range(workers)]
         self.socket = zmq.Context.instance().socket(zmq.DEALER)
         self.socket.setsockopt(zmq.LINGER, 0)

@@ -112,18 +112,18 @@ EvalResult client::receive(std::chrono::seconds timeout) {
 }
 
 http_reply http_call(int port, const std::string& method, const std::string& target, const std::string& body,
-                     const std::string& extra_headers) {
+                     const std::string& extra_headers, const std::string& host) {
   http_reply reply;
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::inet_pton(AF_INET, host.c_str(), &address.sin_addr);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
     ::close(fd);
     return reply;
   }
-  std::string message = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + extra_headers +
+  std::string message = method + " " + target + " HTTP/1.1\r\nHost: " + host + "\r\n" + extra_headers +
                         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   for (size_t sent = 0; sent < message.size();) {
     ssize_t n = ::send(fd, message.data() + sent, message.size() - sent, MSG_NOSIGNAL);

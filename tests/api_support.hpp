@@ -55,9 +55,9 @@ struct http_reply {
   std::string body;
 };
 
-// One HTTP/1.1 exchange with 127.0.0.1:port over a plain socket (the server closes after it).
+// One HTTP/1.1 exchange with host:port (an IPv4 address) over a plain socket (the server closes after it).
 http_reply http_call(int port, const std::string& method, const std::string& target, const std::string& body = "",
-                     const std::string& extra_headers = "");
+                     const std::string& extra_headers = "", const std::string& host = "127.0.0.1");
 
 // A request for a shipped candidate of a built-in task (2 correctness trials).
 EvalRequest request(const std::string& id, const std::string& task, const std::string& candidate);

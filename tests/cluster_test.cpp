@@ -439,6 +439,78 @@ TEST(Cluster, TheWorkerPortBoundsHandshakesAndMessages) {
   fs::remove_all(tmp);
 }
 
+// The cluster on simulated hosts (tests/cluster_hosts.sh: network namespaces on one bridge):
+// kgym serve on 10.77.0.1 with TLS, a member worker on 10.77.0.2, an outsider on 10.77.0.3 with
+// no credentials and then another CA's; the client on the bridge over HTTP with the API secret.
+// The outsider gets nothing; the member's link is pulled past the heartbeat timeout while it
+// evaluates, then mended: it rejoins by itself and every request is answered right, by it.
+TEST(Cluster, OnSimulatedHostsOnlyTheMemberWorksAndSurvivesAPulledLink) {
+  std::string tmp = fs::temp_directory_path().string() + "/kgym-hosts-" + std::to_string(::getpid());
+  fs::create_directories(tmp);
+  const std::string net = "kg" + std::to_string(::getpid() % 100000);
+  const std::string hosts = source_path("tests/cluster_hosts.sh");
+  if (wait_exit(start_program({"bash", hosts, "up", net}, tmp + "/hosts.log")) != 0) {
+    wait_exit(start_program({"bash", hosts, "down", net}));
+    GTEST_SKIP() << "no network namespaces here (needs root and veth): " << read_all(tmp + "/hosts.log");
+  }
+  const std::string certs = tmp + "/certs", other_ca = tmp + "/other";
+  ASSERT_EQ(wait_exit(start_program({"bash", source_path("deploy/cluster_certs.sh"), certs, "serve", "w1"})), 0);
+  ASSERT_EQ(wait_exit(start_program({"bash", source_path("deploy/cluster_certs.sh"), other_ca, "w1"})), 0);
+  auto on = [&](const std::string& host, std::vector<std::string> args) {
+    args.insert(args.begin(), {"ip", "netns", "exec", net + "-" + host, kgym_binary()});
+    return args;
+  };
+  ::setenv("KGYM_API_SECRET", "hosts-secret", 1);
+  pid_t serve = start_program(on("serve", {"serve", "--executors", "0", "--eval-cache", "--listen", "10.77.0.1:7000",
+                                           "--cluster-certs", certs + "/serve", "--http", "10.77.0.1:8080"}),
+                              tmp + "/serve.log");
+  ::unsetenv("KGYM_API_SECRET");
+  ASSERT_GE(wait_for_count(tmp + "/serve.log", "workers join at", 1, 30s), 1) << read_all(tmp + "/serve.log");
+  pid_t member = start_program(on("w1", {"worker", "--join", "10.77.0.1:7000", "--cluster-certs", certs + "/w1",
+                                         "--rejoin-for", "120"}),
+                               tmp + "/w1.log");
+  ASSERT_EQ(wait_for_count(tmp + "/serve.log", "w1#cpu0 joins", 1, 30s), 1) << read_all(tmp + "/serve.log");
+  pid_t plain = start_program(on("outsider", {"worker", "--join", "10.77.0.1:7000", "--name", "plain"}),
+                              tmp + "/plain.log");
+  pid_t foreign = start_program(on("outsider", {"worker", "--join", "10.77.0.1:7000", "--cluster-certs",
+                                                other_ca + "/w1", "--rejoin-for", "0"}),
+                                tmp + "/foreign.log");
+  EXPECT_NE(wait_exit(plain), 0) << read_all(tmp + "/plain.log");
+  EXPECT_NE(wait_exit(foreign), 0) << read_all(tmp + "/foreign.log");
+
+  const std::string auth = "Authorization: Bearer hosts-secret\r\n";
+  EXPECT_EQ(http_call(8080, "POST", "/v1/evaluations", "{}", "", "10.77.0.1").status, 401);
+  EvalBatch batch;
+  std::map<std::string, Verdict> expected;
+  const std::vector<std::pair<std::string, std::string>> programs = {
+      {"gelu_scale_residual", "fused"}, {"softmax_rows", "wrong"}, {"rmsnorm_rows", "fused"}, {"mse_loss", "fused"}};
+  for (int i = 0; i < 20; ++i) {
+    const auto& [task, candidate] = programs[i % programs.size()];
+    const std::string id = "h" + std::to_string(i) + "-" + task + "-" + candidate;
+    *batch.add_requests() = request(id, task, candidate);
+    expected[id] = expected_verdict(candidate);
+  }
+  ASSERT_EQ(http_call(8080, "POST", "/v1/evaluations", to_json(batch), auth, "10.77.0.1").status, 202);
+  wait_exit(start_program({"bash", hosts, "cut", net, "w1"}));
+  EXPECT_EQ(wait_for_count(tmp + "/serve.log", "w1#cpu0 lost", 1, 20s), 1) << read_all(tmp + "/serve.log");
+  wait_exit(start_program({"bash", hosts, "mend", net, "w1"}));
+  EXPECT_GE(wait_for_count(tmp + "/serve.log", "w1#cpu0 joins", 2, 60s), 2) << read_all(tmp + "/w1.log");
+  for (const auto& [id, verdict] : expected) {
+    http_reply done = http_call(8080, "GET", "/v1/evaluations/" + id + "?wait=120", "", auth, "10.77.0.1");
+    ASSERT_EQ(done.status, 200) << id << ": " << done.body;
+    EvalResult r;
+    ASSERT_EQ(from_json(done.body, &r), "") << done.body;
+    EXPECT_EQ(Verdict_Name(r.result().verdict()), Verdict_Name(verdict)) << id;
+    EXPECT_EQ(r.result().executor(), "w1#cpu0") << id;
+  }
+  const std::string serve_log = read_all(tmp + "/serve.log");
+  EXPECT_EQ(serve_log.find("plain#"), std::string::npos) << serve_log;
+  EXPECT_EQ(stop_process(member), 0);
+  EXPECT_EQ(stop_process(serve), 0);
+  wait_exit(start_program({"bash", hosts, "down", net}));
+  fs::remove_all(tmp);
+}
+
 // Workers come back: after the server is SIGKILLed and started again on the same port, and
 // after the worker was stopped past the heartbeat timeout, it rejoins by itself and gets
 // work; no person restarts it.

@@ -460,6 +460,32 @@ TEST(Containment, MemoryHeldOutsideTheProcessCounts) {
   EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);
 }
 
+// Without a cgroup (the zygote's --no-memory-cgroup, as on a machine that grants none), as root
+// the executor counts everything running as the candidate's uid and the memfd files it holds:
+// the same candidate is held all the same.
+TEST(Containment, WithoutACgroupTheCandidatesUidIsCounted) {
+  if (test_device() == CUDA && !gpu_present())
+    GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "the uid fallback needs root (candidates then run as uids of their own)";
+  executor_options options = test_executor_options();
+  options.launch.memory_cgroup = false;
+  sandbox_evaluator no_cgroup(options);
+  ExecRequest request = appended_request("hides_memory");
+  request.mutable_options()->set_memory_limit_mb(test_device() == CUDA ? 2048 : 1024);
+  ExecResult r = no_cgroup.evaluate(request);
+  bool by_uid = false, cgroup = false;
+  for (const auto& granted : r.isolation()) {
+    by_uid |= granted == "candidate:memory_by_uid";
+    cgroup |= granted == "candidate:memory_cgroup";
+  }
+  EXPECT_FALSE(cgroup);
+  EXPECT_TRUE(by_uid) << summary_line(r);
+  EXPECT_EQ(Verdict_Name(r.verdict()), "RESOURCE_LIMIT") << summary_line(r);
+  ExecResult after = no_cgroup.evaluate(request_for("gelu_scale_residual", "correct_after_uid", fused_candidate()));
+  EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);
+}
+
 // A limit for the whole evaluation: a candidate that stays under each phase's limit still
 // ends in TIMEOUT once the total is spent.
 TEST(Containment, TheWholeEvaluationHasATimeLimit) {

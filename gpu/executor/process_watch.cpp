@@ -2,7 +2,11 @@
 
 #include <dirent.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <map>
+#include <set>
 
 #include <cstdio>
 #include <cstdlib>
@@ -57,6 +61,66 @@ int64_t session_rss_bytes(pid_t session) {
       total += static_cast<int64_t>(rss) * page;
   }
   ::closedir(dir);
+  return total;
+}
+
+uid_t process_uid(pid_t pid) {
+  struct stat st {};
+  const std::string path = "/proc/" + std::to_string(pid);
+  return ::stat(path.c_str(), &st) == 0 ? st.st_uid : static_cast<uid_t>(-1);
+}
+
+// The inodes of memfd files a process maps (their touched pages are in its RSS already).
+static void mapped_memfds(const std::string& proc, std::set<unsigned long>* inodes) {
+  FILE* f = std::fopen((proc + "/maps").c_str(), "r");
+  if (!f)
+    return;
+  char line[512];
+  while (std::fgets(line, sizeof line, f)) {
+    unsigned long inode = 0;
+    char path[256] = "";
+    if (std::strstr(line, "/memfd:") &&
+        std::sscanf(line, "%*s %*s %*s %*s %lu %255s", &inode, path) == 2)
+      inodes->insert(inode);
+  }
+  std::fclose(f);
+}
+
+int64_t uid_memory_bytes(uid_t uid) {
+  DIR* dir = ::opendir("/proc");
+  if (!dir)
+    return 0;
+  int64_t total = 0;
+  static const long page = ::sysconf(_SC_PAGESIZE);
+  std::map<unsigned long, int64_t> held;  // memfd inode -> bytes it holds
+  std::set<unsigned long> mapped;
+  while (dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9')
+      continue;
+    const std::string proc = std::string("/proc/") + entry->d_name;
+    struct stat st {};
+    long sess = 0, rss = 0;
+    if (::stat(proc.c_str(), &st) != 0 || st.st_uid != uid || !read_stat(entry->d_name, &sess, &rss))
+      continue;
+    total += static_cast<int64_t>(rss) * page;
+    mapped_memfds(proc, &mapped);
+    DIR* fds = ::opendir((proc + "/fd").c_str());
+    if (!fds)
+      continue;
+    while (dirent* fd = ::readdir(fds)) {
+      const std::string link = proc + "/fd/" + fd->d_name;
+      char target[64];
+      const ssize_t n = ::readlink(link.c_str(), target, sizeof target - 1);
+      struct stat file {};
+      if (n > 7 && std::strncmp(target, "/memfd:", 7) == 0 && ::stat(link.c_str(), &file) == 0)
+        held[file.st_ino] = static_cast<int64_t>(file.st_blocks) * 512;  // what it holds, not its size
+    }
+    ::closedir(fds);
+  }
+  ::closedir(dir);
+  for (const auto& [inode, bytes] : held)
+    if (!mapped.count(inode))
+      total += bytes;
   return total;
 }
 

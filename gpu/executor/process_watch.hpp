@@ -11,6 +11,14 @@ namespace kgym {
 // Resident memory, in bytes, of every process whose session id is `session`.
 int64_t session_rss_bytes(pid_t session);
 
+// The uid a process runs as (its /proc entry's owner); -1 if it is gone.
+uid_t process_uid(pid_t pid);
+
+// Resident memory of every process running as `uid`, plus the memfd files they hold open
+// (each counted once): what a candidate holds wherever its processes went (setsid, double
+// fork), where no cgroup counts it. Only meaningful for a uid of the candidate's alone.
+int64_t uid_memory_bytes(uid_t uid);
+
 // The bytes a cgroup's usage file (memory.current, memory.usage_in_bytes) says are in use; 0
 // if it cannot be read.
 int64_t cgroup_memory_bytes(const std::string& usage_file);

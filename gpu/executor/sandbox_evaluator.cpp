@@ -323,6 +323,7 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
   enum class kill_reason { none, timeout, memory, bad_frame, zygote_lost } killed = kill_reason::none;
   bool total_timed_out = false;
   int64_t peak_rss = 0;
+  bool counted_by_uid = false;  // the memory fallback without a cgroup held the candidate
   SandboxEvent::ChildExit exit_info;
   while (!exited) {
     auto wake = std::min(deadline, clock_type::now() + watchdog_tick);
@@ -354,9 +355,19 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     }
     // A tick: check memory and the phase's deadline.
     // The candidate's: its session's resident memory and its private disk, or its cgroup's
-    // count where that is more (children that left the session, memfd).
-    const int64_t candidates = std::max((candidate > 1 ? session_rss_bytes(candidate) : 0) + private_disk_used(),
-                                        cgroup_usage_file.empty() ? 0 : cgroup_memory_bytes(cgroup_usage_file));
+    // count where that is more (children that left the session, memfd). Without a cgroup, as
+    // root, everything running as the candidate's uid (its own: candidates alternate two) and
+    // the memfd files those processes hold.
+    const int64_t disk = private_disk_used();
+    int64_t candidates = std::max((candidate > 1 ? session_rss_bytes(candidate) : 0) + disk,
+                                  cgroup_usage_file.empty() ? 0 : cgroup_memory_bytes(cgroup_usage_file));
+    if (cgroup_usage_file.empty() && candidate > 1 && ::geteuid() == 0) {
+      const uid_t uid = process_uid(candidate);
+      if (uid != 0 && uid != static_cast<uid_t>(-1)) {
+        candidates = std::max(candidates, uid_memory_bytes(uid) + disk);
+        counted_by_uid = true;
+      }
+    }
     int64_t rss = session_rss_bytes(child) + candidates;
     peak_rss = std::max(peak_rss, rss);
     if (killed == kill_reason::none && rss > opts.memory_limit_mb() * (int64_t{1} << 20)) {
@@ -415,6 +426,8 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
                  "memory_limit", "kernel");
   if (!cgroup_usage_file.empty())
     result.add_isolation("candidate:memory_cgroup");
+  else if (counted_by_uid)
+    result.add_isolation("candidate:memory_by_uid");
   if (disk_limit_mb > 0) {
     private_disk_used();
     result.add_isolation("candidate:private_disk=" + std::to_string(disk_limit_mb) + "MiB");

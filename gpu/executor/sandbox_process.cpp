@@ -73,6 +73,8 @@ std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready*
   // Everything the child needs is prepared before fork: after it, only exec.
   std::string device = launch_.device == CUDA ? "cuda" : "cpu";
   std::vector<std::string> args = {launch_.python, "-m", launch_.module, "--device", device};
+  if (!launch_.memory_cgroup && launch_.module == "kgym_sandbox.zygote")
+    args.push_back("--no-memory-cgroup");
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());

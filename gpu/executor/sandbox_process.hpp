@@ -29,6 +29,9 @@ struct sandbox_launch {
   // Names of the caller's environment variables that also pass into the sandbox, comma-
   // separated ($KGYM_SANDBOX_ENV, see sandbox_environment_passes).
   std::string extra_env;
+  // Whether the zygote may put each candidate in a memory cgroup of its own where the machine
+  // grants one (false: the executor's fallback counts the candidate's uid instead).
+  bool memory_cgroup = true;
 };
 
 // Whether the caller's environment variable `name` reaches the sandbox: PATH, HOME, USER,

@@ -546,6 +546,8 @@ def warm_up_cpu() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description="kgym sandbox zygote (started by gpu_executor)")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--no-memory-cgroup", action="store_true",
+                        help="no cgroup per candidate (the executor then counts the candidate's uid)")
     args = parser.parse_args()
     if args.device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
@@ -566,7 +568,7 @@ def main() -> None:
     lock_fd, lock_path = tempfile.mkstemp(prefix="kgym-gpu-lock-")
     os.unlink(lock_path)  # children keep the open file; nobody else can reach it
     bindings = integrity.bindings(integrity.harness_modules())  # before any candidate exists
-    cgroup_parent = cgroups.find_parent()
+    cgroup_parent = None if args.no_memory_cgroup else cgroups.find_parent()
     standby, exiting, wait_for_exits = None, Exiting(), False
     pairs_made = itertools.count()
 
