@@ -45,22 +45,29 @@ bool read_stat(const char* pid, long* session, long* rss_pages) {
   return true;
 }
 
+// Calls `visit(pid)` with every process's pid (its /proc directory's name).
+template <class Visit>
+void for_each_process(Visit visit) {
+  DIR* dir = ::opendir("/proc");
+  if (!dir)
+    return;
+  while (dirent* entry = ::readdir(dir))
+    if (entry->d_name[0] >= '0' && entry->d_name[0] <= '9')
+      visit(entry->d_name);
+  ::closedir(dir);
+}
+
+const long page_bytes = ::sysconf(_SC_PAGESIZE);
+
 }  // namespace
 
 int64_t session_rss_bytes(pid_t session) {
-  DIR* dir = ::opendir("/proc");
-  if (!dir)
-    return 0;
   int64_t total = 0;
-  static const long page = ::sysconf(_SC_PAGESIZE);
-  while (dirent* entry = ::readdir(dir)) {
-    if (entry->d_name[0] < '0' || entry->d_name[0] > '9')
-      continue;
+  for_each_process([&](const char* pid) {
     long sess = 0, rss = 0;
-    if (read_stat(entry->d_name, &sess, &rss) && sess == session)
-      total += static_cast<int64_t>(rss) * page;
-  }
-  ::closedir(dir);
+    if (read_stat(pid, &sess, &rss) && sess == session)
+      total += static_cast<int64_t>(rss) * page_bytes;
+  });
   return total;
 }
 
@@ -87,26 +94,20 @@ static void mapped_memfds(const std::string& proc, std::set<unsigned long>* inod
 }
 
 int64_t uid_memory_bytes(uid_t uid) {
-  DIR* dir = ::opendir("/proc");
-  if (!dir)
-    return 0;
   int64_t total = 0;
-  static const long page = ::sysconf(_SC_PAGESIZE);
   std::map<unsigned long, int64_t> held;  // memfd inode -> bytes it holds
   std::set<unsigned long> mapped;
-  while (dirent* entry = ::readdir(dir)) {
-    if (entry->d_name[0] < '0' || entry->d_name[0] > '9')
-      continue;
-    const std::string proc = std::string("/proc/") + entry->d_name;
+  for_each_process([&](const char* pid) {
+    const std::string proc = std::string("/proc/") + pid;
     struct stat st {};
     long sess = 0, rss = 0;
-    if (::stat(proc.c_str(), &st) != 0 || st.st_uid != uid || !read_stat(entry->d_name, &sess, &rss))
-      continue;
-    total += static_cast<int64_t>(rss) * page;
+    if (::stat(proc.c_str(), &st) != 0 || st.st_uid != uid || !read_stat(pid, &sess, &rss))
+      return;
+    total += static_cast<int64_t>(rss) * page_bytes;
     mapped_memfds(proc, &mapped);
     DIR* fds = ::opendir((proc + "/fd").c_str());
     if (!fds)
-      continue;
+      return;
     while (dirent* fd = ::readdir(fds)) {
       const std::string link = proc + "/fd/" + fd->d_name;
       char target[64];
@@ -116,8 +117,7 @@ int64_t uid_memory_bytes(uid_t uid) {
         held[file.st_ino] = static_cast<int64_t>(file.st_blocks) * 512;  // what it holds, not its size
     }
     ::closedir(fds);
-  }
-  ::closedir(dir);
+  });
   for (const auto& [inode, bytes] : held)
     if (!mapped.count(inode))
       total += bytes;
