@@ -307,7 +307,7 @@ int run_serve(const std::vector<std::string>& argv) {
   auto handle_http = [&](const std::string& connection, const http_request& r) {
     if (!secret.empty() && r.headers.count("authorization") == 0)
       return http_error(connection, 401, "this server requires a secret: send Authorization: Bearer <secret>");
-    if (!secret.empty() && r.headers.at("authorization") != "Bearer " + secret)
+    if (!secret.empty() && !secrets_equal(r.headers.at("authorization"), "Bearer " + secret))
       return http_error(connection, 401, "wrong secret: the request is refused");
     const std::string prefix = "/v1/evaluations";
     if (r.path == prefix && r.method == "POST") {
@@ -355,7 +355,7 @@ int run_serve(const std::vector<std::string>& argv) {
         found->second.http_waiters.emplace_back(connection, deadline);
         return;
       }
-      return http_send(connection, 202, "{\"request_id\":\"" + id + "\",\"pending\":true}");
+      return http_send(connection, 202, pending_json(id));
     }
     if (r.path == prefix || r.path.rfind(prefix + "/", 0) == 0)
       return http_error(connection, 405, "use POST " + prefix + " or GET " + prefix + "/<request_id>[?wait=S]");
@@ -426,7 +426,7 @@ int run_serve(const std::vector<std::string>& argv) {
           ++w;
           continue;
         }
-        http_send(w->first, 202, "{\"request_id\":\"" + id + "\",\"pending\":true}");
+        http_send(w->first, 202, pending_json(id));
         w = state.http_waiters.erase(w);
       }
     zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0},

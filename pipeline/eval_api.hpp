@@ -24,6 +24,14 @@ std::string check_eval_request(EvalRequest* request, const std::map<std::string,
 
 std::string encode_eval_result(const EvalResult& result, bool json);
 
+// The JSON of EvalPending for `request_id` (any characters: escaped by the JSON mapping).
+std::string pending_json(const std::string& request_id);
+
+// Whether a secret a client gave is the server's, in time that does not depend on where they
+// first differ (a byte-by-byte comparison that stops early would let a client find it byte
+// by byte).
+bool secrets_equal(const std::string& given, const std::string& expected);
+
 // True for tcp://127.0.0.1:PORT, tcp://localhost:PORT, tcp://[::1]:PORT, ipc:// and inproc://.
 bool is_loopback_endpoint(const std::string& endpoint);
 // 127.0.0.1, localhost or ::1: the hosts that need no secret or cluster credentials.

@@ -172,6 +172,33 @@ TEST(ServeApi, HttpJsonSubmitPollWaitAndBatch) {
   EXPECT_EQ(stop_process(s.pid), 0);
 }
 
+// A pending answer is JSON whatever characters its request id holds (quotes, backslashes),
+// and a wrong secret of the right length is refused like any other.
+TEST(ServeApi, APendingAnswerIsJsonWhateverTheId) {
+  std::string port_file = (fs::temp_directory_path() / ("kgym-pending-port-" + std::to_string(::getpid()))).string();
+  fs::remove(port_file);
+  server s = start_server("pending", {"--executors", "0", "--http", "127.0.0.1:0", "--http-file", port_file,
+                                      "--drain-timeout", "1"},
+                          "pending-secret");
+  ASSERT_FALSE(s.endpoint.empty());
+  const int port = std::stoi(wait_for_line(port_file));
+  const std::string id = "q\"1\\x";
+  const std::string auth = "Authorization: Bearer pending-secret\r\n";
+  EXPECT_EQ(http_call(port, "POST", "/v1/evaluations", to_json(request(id, "softmax_rows", "fused")),
+                      "Authorization: Bearer pending-secreT\r\n")
+                .status,
+            401);
+  ASSERT_EQ(http_call(port, "POST", "/v1/evaluations", to_json(request(id, "softmax_rows", "fused")), auth).status,
+            202);
+  http_reply pending = http_call(port, "GET", "/v1/evaluations/" + id, "", auth);
+  ASSERT_EQ(pending.status, 202) << pending.body;
+  EvalPending answer;
+  ASSERT_EQ(from_json(pending.body, &answer), "") << pending.body;
+  EXPECT_EQ(answer.request_id(), id);
+  EXPECT_TRUE(answer.pending());
+  EXPECT_EQ(stop_process(s.pid), 0);
+}
+
 // A restart loses nothing: requests accepted by a server that is then SIGKILLed with them
 // unfinished (it has no executor) are evaluated by the next server started with the same
 // --state-dir, without any client re-sending them; answers survive a second restart and a

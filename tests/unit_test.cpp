@@ -782,6 +782,19 @@ TEST(HttpMessage, ParsesWholeRequestsAndWaitsForTheRest) {
             "Connection: close\r\n\r\n{}");
 }
 
+TEST(EvalApi, SecretsCompareWholeAndPendingAnswersEscapeTheirIds) {
+  EXPECT_TRUE(secrets_equal("s3cret", "s3cret"));
+  EXPECT_FALSE(secrets_equal("s3creT", "s3cret"));
+  EXPECT_FALSE(secrets_equal("s3cre", "s3cret"));
+  EXPECT_FALSE(secrets_equal("s3crett", "s3cret"));
+  EXPECT_FALSE(secrets_equal("", "s3cret"));
+  EXPECT_TRUE(secrets_equal("", ""));
+  EvalPending pending;
+  ASSERT_EQ(from_json(pending_json("a\"b\\c\n"), &pending), "");
+  EXPECT_EQ(pending.request_id(), "a\"b\\c\n");
+  EXPECT_TRUE(pending.pending());
+}
+
 TEST(EvalApi, DecodesChecksAndRefusesClearly) {
   std::map<std::string, Task> suite;
   suite["t"].set_id("t");
