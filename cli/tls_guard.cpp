@@ -55,6 +55,8 @@ struct guard_state {
   std::map<SSL*, std::pair<int, clock_type::time_point>> handshakes;  // accepted, not yet done
   std::map<SSL*, basp_stream> streams;
   std::map<SSL*, std::string> accepted_names;    // the CN each accepted peer showed
+  // Accepted peers past TLS whose BASP handshake has not come yet: socket, since when.
+  std::map<SSL*, std::pair<int, clock_type::time_point>> silent;
   std::map<std::string, std::string> node_names;  // CAF node (to_string) -> CN
 };
 
@@ -83,20 +85,29 @@ void refuse(SSL* ssl, int fd, const std::string& why) {
   ::shutdown(fd, SHUT_RDWR);
 }
 
-// Shuts down accepted connections whose TLS handshake outlived the deadline.
+// Shuts down the connections in `pending` older than `deadline`, saying `why`. Caller holds the lock.
+void expire(std::map<SSL*, std::pair<int, clock_type::time_point>>& pending, std::chrono::duration<double> deadline,
+            const std::string& why) {
+  for (auto it = pending.begin(); it != pending.end();) {
+    if (clock_type::now() - it->second.second > deadline) {
+      refuse(it->first, it->second.first, why);
+      it = pending.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+// Shuts down accepted connections whose TLS handshake, or then their BASP handshake (a member
+// that connects and says nothing), outlived the deadline.
 void watch_handshakes() {
   const auto deadline = std::chrono::duration<double>(handshake_deadline_s());
+  const std::string within = " within " + std::to_string(deadline.count()) + " s";
   for (;;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     std::lock_guard<std::mutex> lock(state().mutex);
-    for (auto it = state().handshakes.begin(); it != state().handshakes.end();) {
-      if (clock_type::now() - it->second.second > deadline) {
-        refuse(it->first, it->second.first, "no TLS handshake within " + std::to_string(deadline.count()) + " s");
-        it = state().handshakes.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    expire(state().handshakes, deadline, "no TLS handshake" + within);
+    expire(state().silent, deadline, "no BASP handshake" + within);
   }
 }
 
@@ -148,6 +159,7 @@ bool follow_basp(SSL* ssl, const unsigned char* data, size_t size, std::string* 
           return false;
         }
         state().node_names[node] = name;
+        state().silent.erase(ssl);
         st.capturing_node = false;
         st.node_bytes.clear();
       }
@@ -231,6 +243,7 @@ int SSL_accept(SSL* ssl) {
     std::lock_guard<std::mutex> lock(state().mutex);
     state().handshakes.erase(ssl);
     state().accepted_names[ssl] = name;
+    state().silent[ssl] = {SSL_get_fd(ssl), clock_type::now()};
   }
   return result;
 }
@@ -248,6 +261,7 @@ void SSL_free(SSL* ssl) {
     state().handshakes.erase(ssl);
     state().streams.erase(ssl);
     state().accepted_names.erase(ssl);
+    state().silent.erase(ssl);
   }
   real(ssl);
 }

@@ -2,8 +2,10 @@
 // by defining, in the kgym binary, the libssl functions libcaf_openssl calls (cli/tls_guard.cpp):
 // - each call first empties OpenSSL's per-thread error queue (CAF does not, and one refused
 //   handshake then dropped every joined worker);
-// - an accepted connection must finish its TLS handshake within a deadline, and at most
-//   max_pending_handshakes may be pending at once: beyond, a new one is closed at once;
+// - an accepted connection must finish its TLS handshake within a deadline, then its BASP
+//   handshake within as long again (a member that connects and says nothing is closed), and
+//   at most max_pending_handshakes TLS handshakes may be pending at once: beyond, a new one is
+//   closed at once;
 // - no BASP message may announce more than max_cluster_message_bytes: the connection is closed
 //   when such a header arrives, before CAF allocates its payload;
 // - the certificate name (CN) of each accepted peer is remembered with the CAF node it

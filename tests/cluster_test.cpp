@@ -402,6 +402,20 @@ TEST(Cluster, TheWorkerPortBoundsHandshakesAndMessages) {
   for (int fd : idle)
     ::close(fd);
 
+  // A member of the cluster (w2's credentials) that finishes TLS and then says nothing is closed too.
+  {
+    SSL_CTX* quiet_ctx = SSL_CTX_new(TLS_client_method());
+    ASSERT_EQ(SSL_CTX_use_certificate_file(quiet_ctx, (certs + "/w2/node.pem").c_str(), SSL_FILETYPE_PEM), 1);
+    ASSERT_EQ(SSL_CTX_use_PrivateKey_file(quiet_ctx, (certs + "/w2/node.key").c_str(), SSL_FILETYPE_PEM), 1);
+    const int quiet_fd = connect_to(port);
+    SSL* quiet = SSL_new(quiet_ctx);
+    SSL_set_fd(quiet, quiet_fd);
+    ASSERT_EQ(SSL_connect(quiet), 1);
+    EXPECT_TRUE(closed_within(quiet_fd, 4s)) << "a member that never sent its BASP handshake stayed connected";
+    SSL_free(quiet);
+    ::close(quiet_fd);
+    SSL_CTX_free(quiet_ctx);
+  }
   // A member of the cluster (w2's credentials) announces a 3.75 GB message.
   const long before = resident_mib(s.pid);
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
