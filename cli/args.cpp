@@ -57,4 +57,18 @@ double args::number(const std::string& name, double fallback) const {
   }
 }
 
+uint64_t args::whole(const std::string& name, uint64_t fallback) const {
+  auto text = get(name);
+  if (text.empty())
+    return fallback;
+  const bool digits = text.find_first_not_of("0123456789") == std::string::npos;
+  try {
+    if (digits)
+      return std::stoull(text);
+  } catch (const std::exception&) {  // out of range
+  }
+  throw std::invalid_argument("--" + name + " expects a whole number from 0 to 18446744073709551615, got '" + text +
+                              "'");
+}
+
 }  // namespace kgym::cli

@@ -1,6 +1,7 @@
 // A small command-line parser: `--name value`, `--name=value`, repeated options, flags.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -18,6 +19,9 @@ class args {
   std::string get(const std::string& name, const std::string& fallback = "") const;
   std::vector<std::string> all(const std::string& name) const;
   double number(const std::string& name, double fallback) const;
+  // A whole number >= 0, exactly (64-bit: seeds above 2^53 survive, which a double rounds);
+  // anything else (a fraction, a sign, text) is refused with the option's name.
+  uint64_t whole(const std::string& name, uint64_t fallback) const;
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:

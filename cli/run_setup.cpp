@@ -59,7 +59,7 @@ TrainConfig config_from_args(const args& a) {
   if (a.has("device"))
     c.set_device(device);
   if (a.has("iterations"))
-    c.set_iterations(static_cast<int>(a.number("iterations", 0)));
+    c.set_iterations(static_cast<int>(a.whole("iterations", 0)));
   if (a.has("tasks-dir"))
     c.set_tasks_dir(a.get("tasks-dir"));
   if (a.has("task")) {
@@ -68,13 +68,13 @@ TrainConfig config_from_args(const args& a) {
       c.add_tasks(t);
   }
   if (a.has("group-size"))
-    c.set_group_size(static_cast<int>(a.number("group-size", 0)));
+    c.set_group_size(static_cast<int>(a.whole("group-size", 0)));
   if (a.has("turns"))
-    c.set_turns(static_cast<int>(a.number("turns", 0)));
+    c.set_turns(static_cast<int>(a.whole("turns", 0)));
   if (a.has("seed"))
-    c.set_seed(static_cast<uint64_t>(a.number("seed", 0)));
+    c.set_seed(a.whole("seed", 0));
   if (a.has("executors"))
-    c.set_executors(static_cast<int>(a.number("executors", 0)));
+    c.set_executors(static_cast<int>(a.whole("executors", 0)));
   if (a.has("advantage"))
     c.set_advantage(a.get("advantage"));
   if (a.has("learning-rate"))

@@ -322,6 +322,15 @@ TEST(Args, ParsesValuesFlagsAndRepeats) {
   EXPECT_THROW(cli::args({"--task"}, {"task"}, {}), std::invalid_argument);
   cli::args n({"--trials", "x3"}, {"trials"}, {});
   EXPECT_THROW(n.number("trials", 0), std::invalid_argument);
+  // Seeds and counts are whole numbers, read exactly: 2^53 + 1 survives (a double rounds it).
+  cli::args w({"--seed", "9007199254740993", "--turns", "2.5", "--group-size", "-1", "--big", "18446744073709551616"},
+              {"seed", "turns", "group-size", "big"}, {});
+  EXPECT_EQ(w.whole("seed", 0), 9007199254740993ULL);
+  EXPECT_NE(static_cast<uint64_t>(w.number("seed", 0)), 9007199254740993ULL);
+  EXPECT_EQ(w.whole("absent", 7), 7u);
+  EXPECT_THROW(w.whole("turns", 0), std::invalid_argument);
+  EXPECT_THROW(w.whole("group-size", 0), std::invalid_argument);
+  EXPECT_THROW(w.whole("big", 0), std::invalid_argument);
 }
 
 TEST(Summary, NamesVerdictSpeedupAndEvidence) {
