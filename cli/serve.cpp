@@ -217,7 +217,7 @@ int run_serve(const std::vector<std::string>& argv) {
   const auto credentials = find_cluster_credentials(a.get("cluster-certs", ""));
   if (a.has("listen"))
     require_credentials_beyond_loopback(parse_host_port(a.get("listen")).first, credentials);
-  const int max_per_worker = static_cast<int>(a.number("max-executors-per-worker", default_max_executors_per_node));
+  const int max_per_worker = static_cast<int>(a.whole("max-executors-per-worker", default_max_executors_per_node));
   if (max_per_worker < 1)
     throw std::invalid_argument("--max-executors-per-worker must be at least 1");
   caf::actor_system_config cfg;

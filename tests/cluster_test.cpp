@@ -227,6 +227,13 @@ TEST(Cluster, ANodeJoinsAtMostItsShareOfExecutors) {
   fs::remove_all(tmp);
 }
 
+// deploy/cluster_certs.sh DIR NODE...: a CA and each node's credentials; its exit code.
+int make_cluster_certs(const std::string& dir, const std::vector<std::string>& nodes, const std::string& log = "") {
+  std::vector<std::string> argv = {"bash", source_path("deploy/cluster_certs.sh"), dir};
+  argv.insert(argv.end(), nodes.begin(), nodes.end());
+  return wait_exit(start_program(argv, log));
+}
+
 // Only our workers join: with cluster credentials (deploy/cluster_certs.sh) the worker port
 // speaks TLS and both ends must show a certificate of the cluster's CA. A worker of the
 // cluster joins and evaluates; one without credentials, one with another CA's, and a plain
@@ -235,11 +242,8 @@ TEST(Cluster, OnlyNodesOfTheClusterJoin) {
   std::string tmp = fs::temp_directory_path().string() + "/kgym-tls-" + std::to_string(::getpid());
   fs::create_directories(tmp);
   const std::string certs = tmp + "/certs", other_ca = tmp + "/other";
-  ASSERT_EQ(wait_exit(start_program({"bash", source_path("deploy/cluster_certs.sh"), certs, "serve", "w1"},
-                                    tmp + "/certs.log")),
-            0)
-      << read_all(tmp + "/certs.log");
-  ASSERT_EQ(wait_exit(start_program({"bash", source_path("deploy/cluster_certs.sh"), other_ca, "w1"})), 0);
+  ASSERT_EQ(make_cluster_certs(certs, {"serve", "w1"}, tmp + "/certs.log"), 0) << read_all(tmp + "/certs.log");
+  ASSERT_EQ(make_cluster_certs(other_ca, {"w1"}), 0);
 
   pid_t open_to_all = start_kgym({"serve", "--executors", "0", "--api", "tcp://127.0.0.1:*", "--listen", "0.0.0.0:0"},
                                  tmp + "/open.log");
@@ -352,6 +356,30 @@ bool closed_within(int fd, std::chrono::milliseconds timeout) {
   return false;
 }
 
+// A TLS connection to the worker port on loopback with a node's credentials (DIR/node.pem,
+// node.key): a member of the cluster speaking raw bytes. `handshaken`: TLS completed.
+struct tls_member {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  SSL* ssl = nullptr;
+  int fd = -1;
+  bool handshaken = false;
+  tls_member(uint16_t port, const std::string& dir) {
+    if (SSL_CTX_use_certificate_file(ctx, (dir + "/node.pem").c_str(), SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_use_PrivateKey_file(ctx, (dir + "/node.key").c_str(), SSL_FILETYPE_PEM) != 1)
+      return;
+    fd = connect_to(port);
+    ssl = SSL_new(ctx);
+    SSL_set_fd(ssl, fd);
+    handshaken = SSL_connect(ssl) == 1;
+  }
+  ~tls_member() {
+    SSL_free(ssl);
+    if (fd >= 0)
+      ::close(fd);
+    SSL_CTX_free(ctx);
+  }
+};
+
 // Resident memory of a process, in MiB.
 long resident_mib(pid_t pid) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
@@ -370,9 +398,7 @@ TEST(Cluster, TheWorkerPortBoundsHandshakesAndMessages) {
   std::string tmp = fs::temp_directory_path().string() + "/kgym-bounds-" + std::to_string(::getpid());
   fs::create_directories(tmp);
   const std::string certs = tmp + "/certs";
-  ASSERT_EQ(wait_exit(start_program({"bash", source_path("deploy/cluster_certs.sh"), certs, "serve", "w1", "w2"},
-                                    tmp + "/certs.log")),
-            0);
+  ASSERT_EQ(make_cluster_certs(certs, {"serve", "w1", "w2"}, tmp + "/certs.log"), 0);
   ::setenv("KGYM_TLS_HANDSHAKE_S", "2", 1);
   server s = start_server("bounds", {"--executors", "0", "--listen", "127.0.0.1:0", "--listen-file", tmp + "/port",
                                      "--cluster-certs", certs + "/serve"});
@@ -404,42 +430,29 @@ TEST(Cluster, TheWorkerPortBoundsHandshakesAndMessages) {
 
   // A member of the cluster (w2's credentials) that finishes TLS and then says nothing is closed too.
   {
-    SSL_CTX* quiet_ctx = SSL_CTX_new(TLS_client_method());
-    ASSERT_EQ(SSL_CTX_use_certificate_file(quiet_ctx, (certs + "/w2/node.pem").c_str(), SSL_FILETYPE_PEM), 1);
-    ASSERT_EQ(SSL_CTX_use_PrivateKey_file(quiet_ctx, (certs + "/w2/node.key").c_str(), SSL_FILETYPE_PEM), 1);
-    const int quiet_fd = connect_to(port);
-    SSL* quiet = SSL_new(quiet_ctx);
-    SSL_set_fd(quiet, quiet_fd);
-    ASSERT_EQ(SSL_connect(quiet), 1);
-    EXPECT_TRUE(closed_within(quiet_fd, 4s)) << "a member that never sent its BASP handshake stayed connected";
-    SSL_free(quiet);
-    ::close(quiet_fd);
-    SSL_CTX_free(quiet_ctx);
+    tls_member quiet(port, certs + "/w2");
+    ASSERT_TRUE(quiet.handshaken);
+    EXPECT_TRUE(closed_within(quiet.fd, 4s)) << "a member that never sent its BASP handshake stayed connected";
   }
   // A member of the cluster (w2's credentials) announces a 3.75 GB message.
   const long before = resident_mib(s.pid);
-  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
-  ASSERT_EQ(SSL_CTX_use_certificate_file(ctx, (certs + "/w2/node.pem").c_str(), SSL_FILETYPE_PEM), 1);
-  ASSERT_EQ(SSL_CTX_use_PrivateKey_file(ctx, (certs + "/w2/node.key").c_str(), SSL_FILETYPE_PEM), 1);
-  const int fd = connect_to(port);
-  SSL* ssl = SSL_new(ctx);
-  SSL_set_fd(ssl, fd);
-  ASSERT_EQ(SSL_connect(ssl), 1) << "a member's TLS handshake failed";
-  unsigned char header[32] = {1, 0, 0, 0, 0xF0, 0, 0, 0};  // client_handshake, payload 0xF0000000 bytes
-  ASSERT_EQ(SSL_write(ssl, header, sizeof header), 32);
-  bool cut_off = false;
-  char buf[4096];
-  for (int i = 0; i < 100 && !cut_off; ++i) {  // its server handshake comes first, then the end
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 50) > 0)
-      cut_off = SSL_read(ssl, buf, sizeof buf) <= 0 && SSL_get_error(ssl, 0) != SSL_ERROR_WANT_READ;
+  {
+    tls_member announcer(port, certs + "/w2");
+    ASSERT_TRUE(announcer.handshaken) << "a member's TLS handshake failed";
+    unsigned char header[32] = {1, 0, 0, 0, 0xF0, 0, 0, 0};  // client_handshake, payload 0xF0000000 bytes
+    ASSERT_EQ(SSL_write(announcer.ssl, header, sizeof header), 32);
+    bool cut_off = false;
+    char buf[4096];
+    for (int i = 0; i < 100 && !cut_off; ++i) {  // its server handshake comes first, then the end
+      pollfd p{announcer.fd, POLLIN, 0};
+      if (::poll(&p, 1, 50) > 0)
+        cut_off = SSL_read(announcer.ssl, buf, sizeof buf) <= 0 &&
+                  SSL_get_error(announcer.ssl, 0) != SSL_ERROR_WANT_READ;
+    }
+    EXPECT_TRUE(cut_off) << "the connection stayed open after an oversized header";
+    std::this_thread::sleep_for(500ms);
+    EXPECT_LT(resident_mib(s.pid) - before, 256) << "kgym serve grew from " << before << " MiB";
   }
-  EXPECT_TRUE(cut_off) << "the connection stayed open after an oversized header";
-  std::this_thread::sleep_for(500ms);
-  EXPECT_LT(resident_mib(s.pid) - before, 256) << "kgym serve grew from " << before << " MiB";
-  SSL_free(ssl);
-  ::close(fd);
-  SSL_CTX_free(ctx);
   EXPECT_NE(read_all(serve_log).find("a BASP header announced 4026531840 bytes"), std::string::npos)
       << read_all(serve_log);
 
@@ -468,8 +481,8 @@ TEST(Cluster, OnSimulatedHostsOnlyTheMemberWorksAndSurvivesAPulledLink) {
     GTEST_SKIP() << "no network namespaces here (needs root and veth): " << read_all(tmp + "/hosts.log");
   }
   const std::string certs = tmp + "/certs", other_ca = tmp + "/other";
-  ASSERT_EQ(wait_exit(start_program({"bash", source_path("deploy/cluster_certs.sh"), certs, "serve", "w1"})), 0);
-  ASSERT_EQ(wait_exit(start_program({"bash", source_path("deploy/cluster_certs.sh"), other_ca, "w1"})), 0);
+  ASSERT_EQ(make_cluster_certs(certs, {"serve", "w1"}), 0);
+  ASSERT_EQ(make_cluster_certs(other_ca, {"w1"}), 0);
   auto on = [&](const std::string& host, std::vector<std::string> args) {
     args.insert(args.begin(), {"ip", "netns", "exec", net + "-" + host, kgym_binary()});
     return args;

@@ -59,6 +59,22 @@ void for_each_process(Visit visit) {
 
 const long page_bytes = ::sysconf(_SC_PAGESIZE);
 
+// The inodes of memfd files a process maps (their touched pages are in its RSS already).
+void mapped_memfds(const std::string& proc, std::set<unsigned long>* inodes) {
+  FILE* f = std::fopen((proc + "/maps").c_str(), "r");
+  if (!f)
+    return;
+  char line[512];
+  while (std::fgets(line, sizeof line, f)) {
+    unsigned long inode = 0;
+    char path[256] = "";
+    if (std::strstr(line, "/memfd:") &&
+        std::sscanf(line, "%*s %*s %*s %*s %lu %255s", &inode, path) == 2)
+      inodes->insert(inode);
+  }
+  std::fclose(f);
+}
+
 }  // namespace
 
 int64_t session_rss_bytes(pid_t session) {
@@ -75,22 +91,6 @@ uid_t process_uid(pid_t pid) {
   struct stat st {};
   const std::string path = "/proc/" + std::to_string(pid);
   return ::stat(path.c_str(), &st) == 0 ? st.st_uid : static_cast<uid_t>(-1);
-}
-
-// The inodes of memfd files a process maps (their touched pages are in its RSS already).
-static void mapped_memfds(const std::string& proc, std::set<unsigned long>* inodes) {
-  FILE* f = std::fopen((proc + "/maps").c_str(), "r");
-  if (!f)
-    return;
-  char line[512];
-  while (std::fgets(line, sizeof line, f)) {
-    unsigned long inode = 0;
-    char path[256] = "";
-    if (std::strstr(line, "/memfd:") &&
-        std::sscanf(line, "%*s %*s %*s %*s %lu %255s", &inode, path) == 2)
-      inodes->insert(inode);
-  }
-  std::fclose(f);
 }
 
 int64_t uid_memory_bytes(uid_t uid) {

@@ -358,16 +358,15 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     // count where that is more (children that left the session, memfd). Without a cgroup, as
     // root, everything running as the candidate's uid (its own: candidates alternate two) and
     // the memfd files those processes hold.
+    // (Its uid's count holds its session's, so one walk over /proc serves where it applies.)
     const int64_t disk = private_disk_used();
-    int64_t candidates = std::max((candidate > 1 ? session_rss_bytes(candidate) : 0) + disk,
-                                  cgroup_usage_file.empty() ? 0 : cgroup_memory_bytes(cgroup_usage_file));
-    if (cgroup_usage_file.empty() && candidate > 1 && ::geteuid() == 0) {
-      const uid_t uid = process_uid(candidate);
-      if (uid != 0 && uid != static_cast<uid_t>(-1)) {
-        candidates = std::max(candidates, uid_memory_bytes(uid) + disk);
-        counted_by_uid = true;
-      }
-    }
+    const uid_t uid = cgroup_usage_file.empty() && candidate > 1 && ::geteuid() == 0 ? process_uid(candidate) : 0;
+    const bool by_uid = uid != 0 && uid != static_cast<uid_t>(-1);
+    counted_by_uid = counted_by_uid || by_uid;
+    const int64_t candidates =
+        by_uid ? uid_memory_bytes(uid) + disk
+               : std::max((candidate > 1 ? session_rss_bytes(candidate) : 0) + disk,
+                          cgroup_usage_file.empty() ? 0 : cgroup_memory_bytes(cgroup_usage_file));
     int64_t rss = session_rss_bytes(child) + candidates;
     peak_rss = std::max(peak_rss, rss);
     if (killed == kill_reason::none && rss > opts.memory_limit_mb() * (int64_t{1} << 20)) {
