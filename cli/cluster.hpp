@@ -17,7 +17,7 @@
 #include <utility>
 
 #include "messages/caf_types.hpp"
-#include "pipeline/eval_api.hpp"
+#include "service/eval_api.hpp"
 
 namespace kgym::cli {
 

@@ -30,10 +30,11 @@
 #include "cli/commands.hpp"
 #include "cli/sandbox_options.hpp"
 #include "messages/json.hpp"
-#include "pipeline/eval_api.hpp"
-#include "pipeline/http_message.hpp"
+#include "service/eval_api.hpp"
+#include "service/http_message.hpp"
 #include "pipeline/paths.hpp"
-#include "pipeline/request_journal.hpp"
+#include "service/request_journal.hpp"
+#include "service/request_table.hpp"
 #include "pipeline/task_loader.hpp"
 
 namespace kgym::cli {
@@ -81,8 +82,12 @@ options:
   --eval-cache           answer an identical (task, program) from the first evaluation
   --state-dir DIR        journal accepted requests and their answers in DIR/journal.sqlite: a
                          restart with the same DIR evaluates the unfinished ones again (no client
-                         re-send) and answers finished ones from it (duplicate: true)
-  --journal-keep S       answers older than S seconds leave the journal (default 86400)
+                         re-send; a ZeroMQ client gets its answer when it reconnects under the same
+                         routing id, as kgym_client.py does) and answers finished ones from it
+                         (duplicate: true)
+  --journal-keep S       answers older than S seconds are forgotten, in memory and in the journal
+                         (default 86400); a later GET or re-send of their id finds nothing
+  --max-answers N        at most N answers are kept in memory, the oldest forgotten first (default 1000000)
   --drain-timeout S      on SIGTERM, how long evaluations in flight may still finish (default 120);
                          then each one's client gets an error saying to send it again
   --gpu-sizes            on cpu, run tasks at their full (GPU) sizes, not their task.json cpu_sizes
@@ -116,31 +121,27 @@ struct finished_queue {
   }
 };
 
-struct waiter {
-  std::vector<zmq::message_t> envelope;  // the ROUTER routing frames of the asking client
-  bool json;
-  bool duplicate;
-};
-
-struct request_state {
-  bool started = false;  // its evaluation is under way (submitted over ZeroMQ or HTTP)
-  bool done = false;
-  EvalResult answer;
-  std::vector<waiter> waiters;
-  std::vector<std::pair<std::string, std::chrono::steady_clock::time_point>> http_waiters;  // long polls
-};
-
-std::vector<zmq::message_t> copy_envelope(const std::vector<zmq::message_t>& frames) {
-  std::vector<zmq::message_t> envelope;
+// Where the answer to the request in `frames` goes: its ROUTER routing frames (all but the last).
+ReplyRoute route_of(const std::vector<zmq::message_t>& frames, bool json) {
+  ReplyRoute route;
   for (size_t i = 0; i + 1 < frames.size(); ++i)
-    envelope.emplace_back(frames[i].data(), frames[i].size());
-  return envelope;
+    route.add_frames(frames[i].to_string());
+  route.set_json(json);
+  return route;
 }
 
-void reply(zmq::socket_t& socket, std::vector<zmq::message_t> envelope, const EvalResult& result, bool json) {
-  std::string bytes = encode_eval_result(result, json);
-  envelope.emplace_back(bytes.data(), bytes.size());
-  zmq::send_multipart(socket, envelope);
+// Hands `result` to the client at `route`; false when it cannot take it now (not connected, as
+// after a restart of either side, or its queue full): the socket is ROUTER_MANDATORY, and a send
+// never blocks the serving thread.
+bool reply(zmq::socket_t& socket, const ReplyRoute& route, const EvalResult& result) {
+  try {
+    for (const auto& frame : route.frames())
+      if (!socket.send(zmq::buffer(frame), zmq::send_flags::sndmore | zmq::send_flags::dontwait))
+        return false;
+    return socket.send(zmq::buffer(encode_eval_result(result, route.json())), zmq::send_flags::dontwait).has_value();
+  } catch (const zmq::error_t&) {  // EHOSTUNREACH: no such client connected now
+    return false;
+  }
 }
 
 // Binds `socket` to `endpoint`, or says which port could not be had and why.
@@ -159,7 +160,7 @@ int run_serve(const std::vector<std::string>& argv) {
   args a(argv,
          {"api", "endpoint-file", "listen", "listen-file", "http", "http-file", "secret-env", "device", "executors",
           "tasks-dir", "max-request-bytes", "python", "cluster-certs", "drain-timeout", "state-dir", "journal-keep",
-          "max-executors-per-worker"},
+          "max-answers", "max-executors-per-worker"},
          {"help", "eval-cache", "no-cupti", "gpu-sizes"});
   if (a.has("help")) {
     std::cout << serve_help;
@@ -187,12 +188,18 @@ int run_serve(const std::vector<std::string>& argv) {
   std::unique_ptr<request_journal> journal;
   if (a.has("state-dir"))
     journal = std::make_unique<request_journal>(a.get("state-dir"));
-  const auto journal_keep = std::chrono::seconds(static_cast<int64_t>(a.number("journal-keep", 86400)));
+  request_table::limits table_limits;
+  table_limits.keep = std::chrono::seconds(a.whole("journal-keep", 86400));
+  table_limits.max_answers = static_cast<size_t>(a.whole("max-answers", 1000000));
   // Every port is bound before any actor exists: one that is taken ends kgym serve at once.
   zmq::context_t context;
   zmq::socket_t socket(context, zmq::socket_type::router);
   socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(16 * max_bytes));  // a hard cap on memory
   socket.set(zmq::sockopt::linger, 1000);
+  // A send to a client that is not connected fails instead of vanishing (reply() keeps it for
+  // later), and a client that reconnects under its routing id takes over its old connection.
+  socket.set(zmq::sockopt::router_mandatory, true);
+  socket.set(zmq::sockopt::router_handover, true);
   bind_or_explain(socket, endpoint, "the API");
   std::string bound = socket.get(zmq::sockopt::last_endpoint);
   if (a.has("endpoint-file"))
@@ -255,9 +262,9 @@ int run_serve(const std::vector<std::string>& argv) {
   std::signal(SIGINT, on_signal);
 
   auto finished = std::make_shared<finished_queue>();
-  std::unordered_map<std::string, request_state> requests;
+  request_table requests(table_limits);
   std::unordered_map<std::string, std::string> http_buffers;  // connection id -> bytes so far
-  size_t in_flight = 0, served = 0, refused = 0;
+  size_t served = 0, refused = 0;
 
   auto start_evaluation = [&](const EvalRequest& request) {
     ExecRequest exec_request;
@@ -268,7 +275,6 @@ int run_serve(const std::vector<std::string>& argv) {
     exec_request.set_device(exec.launch.device);
     *exec_request.mutable_options() = request.options();
     exec_request.mutable_options()->set_apply_cpu_sizes(device == "cpu" && !a.has("gpu-sizes"));
-    ++in_flight;
     system.spawn([=](caf::event_based_actor* self) {
       self->request(scheduler, caf::infinite, exec_request)
           .then([=](const ExecResult& result) { finished->push(exec_request.request_id(), result); },
@@ -281,16 +287,23 @@ int run_serve(const std::vector<std::string>& argv) {
     });
   };
   // A task of the suite is journaled by its id only (the journal stays small); a restart
-  // resolves it again.
-  auto journal_accepted = [&](const EvalRequest& request) {
+  // resolves it again. `route`: a ZeroMQ client's, so a restarted server answers it unasked.
+  auto journal_accepted = [&](const EvalRequest& request, const ReplyRoute* route) {
     if (!journal)
       return;
     auto in_suite = suite.find(request.task_id());
     if (in_suite == suite.end() || in_suite->second.SerializeAsString() != request.task().SerializeAsString())
-      return journal->accepted(request);
+      return journal->accepted(request, route);
     EvalRequest by_id = request;
     by_id.clear_task();
-    journal->accepted(by_id);
+    journal->accepted(by_id, route);
+  };
+  // An answer for a ZeroMQ client; one it cannot take now is tried again (request_table).
+  auto deliver = [&](const ReplyRoute& route, const EvalResult& answer) {
+    if (reply(socket, route, answer))
+      return true;
+    requests.redeliver_later(route, answer, std::chrono::steady_clock::now());
+    return false;
   };
   auto http_send = [&](const std::string& connection, int status, const std::string& json) {
     http->send(zmq::buffer(connection), zmq::send_flags::sndmore);
@@ -331,10 +344,9 @@ int run_serve(const std::vector<std::string>& argv) {
           continue;
         }
         submitted.add_accepted(request.request_id());
-        if (requests.count(request.request_id()))
+        if (requests.submit_http(request.request_id()) != request_table::seen::new_request)
           continue;  // a retry: the first submission answers it
-        requests[request.request_id()].started = true;
-        journal_accepted(request);
+        journal_accepted(request, nullptr);
         start_evaluation(request);
       }
       if (journal)
@@ -343,18 +355,19 @@ int run_serve(const std::vector<std::string>& argv) {
     }
     if (r.path.rfind(prefix + "/", 0) == 0 && r.method == "GET") {
       std::string id = r.path.substr(prefix.size() + 1);
-      auto found = requests.find(id);
-      if (found == requests.end())
-        return http_error(connection, 404, "unknown request id '" + id + "': submit it with POST " + prefix);
-      if (found->second.done)
-        return http_send(connection, 200, to_json(found->second.answer));
+      if (!requests.known(id))
+        return http_error(connection, 404,
+                          "unknown request id '" + id + "': never submitted here, or answered more than " +
+                              std::to_string(table_limits.keep.count()) + " s or " +
+                              std::to_string(table_limits.max_answers) + " answers ago and forgotten (" +
+                              "--journal-keep, --max-answers); submit it with POST " + prefix);
+      if (const EvalResult* answer = requests.answer_of(id))
+        return http_send(connection, 200, to_json(*answer));
       double wait = r.query.count("wait") ? std::atof(r.query.at("wait").c_str()) : 0.0;
-      if (wait > 0) {
-        auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(static_cast<int>(1000 * std::min(wait, 600.0)));
-        found->second.http_waiters.emplace_back(connection, deadline);
-        return;
-      }
+      if (wait > 0)
+        return requests.long_poll(id, connection,
+                                  std::chrono::steady_clock::now() +
+                                      std::chrono::milliseconds(static_cast<int>(1000 * std::min(wait, 600.0))));
       return http_send(connection, 202, pending_json(id));
     }
     if (r.path == prefix || r.path.rfind(prefix + "/", 0) == 0)
@@ -363,72 +376,74 @@ int run_serve(const std::vector<std::string>& argv) {
   };
 
   if (journal) {  // a restart: answers kept are served from it, the rest evaluated again
-    const int forgotten = journal->compact(journal_keep);
-    size_t kept = 0, again = 0;
+    const int forgotten = journal->compact(table_limits.keep);
+    size_t kept = 0, again = 0, undelivered = 0;
+    const auto now = std::chrono::steady_clock::now();
     for (auto& e : journal->load()) {
-      auto& state = requests[e.request.request_id()];
       if (e.answer) {
-        state.done = true;
-        state.answer = *e.answer;
+        requests.restore_answer(*e.answer, now);
         ++kept;
-      } else {
-        if (!e.request.has_task() && suite.count(e.request.task_id()))
-          *e.request.mutable_task() = suite.at(e.request.task_id());
-        state.started = true;
-        start_evaluation(e.request);
-        ++again;
+        if (e.route && !e.delivered && !deliver(*e.route, *e.answer))
+          ++undelivered;  // its client has not reconnected yet
+        else if (e.route && !e.delivered)
+          journal->delivered(e.request.request_id());
+        continue;
       }
+      if (!e.request.has_task() && suite.count(e.request.task_id()))
+        *e.request.mutable_task() = suite.at(e.request.task_id());
+      requests.restore_unfinished(e.request.request_id(), e.route);
+      start_evaluation(e.request);
+      ++again;
     }
-    spdlog::info("kgym serve: journal {}: {} answers kept, {} unfinished requests evaluated again, {} answers older "
-                 "than {} s forgotten",
-                 journal->path(), kept, again, forgotten, journal_keep.count());
+    spdlog::info("kgym serve: journal {}: {} answers kept ({} waiting for their ZeroMQ client), {} unfinished "
+                 "requests evaluated again, {} answers older than {} s forgotten",
+                 journal->path(), kept, undelivered, again, forgotten, table_limits.keep.count());
   }
   size_t answers_since_compaction = 0;
   // SIGTERM: no new requests; those in flight get drain_timeout to finish, then an error.
   const auto drain_timeout = std::chrono::duration<double>(a.number("drain-timeout", 120));
   std::optional<std::chrono::steady_clock::time_point> drain_until;
-  while (!stop_requested || in_flight > 0) {
+  while (!stop_requested || requests.in_flight() > 0) {
     if (stop_requested && !drain_until) {
       drain_until = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::nanoseconds>(drain_timeout);
-      spdlog::info("kgym serve: stopping; {} requests in flight get up to {:.0f} s", in_flight, drain_timeout.count());
+      spdlog::info("kgym serve: stopping; {} requests in flight get up to {:.0f} s", requests.in_flight(),
+                   drain_timeout.count());
     }
     if (drain_until && std::chrono::steady_clock::now() > *drain_until)
       break;
+    auto now = std::chrono::steady_clock::now();
     for (auto& [id, result] : finished->take()) {
-      auto& state = requests[id];
-      state.done = true;
-      *state.answer.mutable_result() = result;
-      state.answer.set_request_id(id);
+      EvalResult answer;
+      *answer.mutable_result() = result;
+      answer.set_request_id(id);
+      auto waiting = requests.finish(answer, now);
+      bool delivered = true;
+      for (auto& w : waiting.zmq) {
+        EvalResult copy = answer;
+        copy.set_duplicate(w.duplicate);
+        delivered &= deliver(w.route, copy);
+        ++served;
+      }
+      for (const auto& connection : waiting.http) {
+        http_send(connection, 200, to_json(answer));
+        ++served;
+      }
       if (journal)
-        journal->answered(state.answer);
+        journal->answered(answer, delivered);
       if (journal && ++answers_since_compaction >= 100000) {
-        journal->compact(journal_keep);
+        journal->compact(table_limits.keep);
         answers_since_compaction = 0;
       }
-      for (auto& w : state.waiters) {
-        EvalResult answer = state.answer;
-        answer.set_duplicate(w.duplicate);
-        reply(socket, std::move(w.envelope), answer, w.json);
-        ++served;
-      }
-      state.waiters.clear();
-      for (auto& [connection, deadline] : state.http_waiters) {
-        http_send(connection, 200, to_json(state.answer));
-        ++served;
-      }
-      state.http_waiters.clear();
-      --in_flight;
     }
-    auto now = std::chrono::steady_clock::now();
-    for (auto& [id, state] : requests)  // long polls that ran out of time: still pending
-      for (auto w = state.http_waiters.begin(); w != state.http_waiters.end();) {
-        if (w->second > now) {
-          ++w;
-          continue;
-        }
-        http_send(w->first, 202, pending_json(id));
-        w = state.http_waiters.erase(w);
+    for (auto& r : requests.due(now)) {  // answers whose ZeroMQ client could not take them before
+      if (!reply(socket, r.route, r.answer)) {
+        requests.retry(std::move(r), now);
+      } else if (journal) {
+        journal->delivered(r.answer.request_id());
       }
+    }
+    for (const auto& [id, connection] : requests.expired_polls(now))  // long polls out of time: still pending
+      http_send(connection, 202, pending_json(id));
     zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0},
                                {nullptr, finished->wake_fd, ZMQ_POLLIN, 0},
                                {http ? http->handle() : nullptr, http ? 0 : finished->wake_fd, 0, 0}};
@@ -437,7 +452,7 @@ int run_serve(const std::vector<std::string>& argv) {
     if (journal)
       journal->commit();  // what this turn accepted and answered, in one batch
     try {
-      zmq::poll(items, 3, std::chrono::milliseconds(200));
+      zmq::poll(items, 3, std::chrono::milliseconds(requests.waiting_redelivery() ? 100 : 200));
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR)
         continue;  // a signal: the loop condition decides
@@ -466,49 +481,47 @@ int run_serve(const std::vector<std::string>& argv) {
     if (!zmq::recv_multipart(socket, std::back_inserter(frames), zmq::recv_flags::dontwait) || frames.size() < 2)
       continue;
     auto decoded = decode_eval_request(frames.back().to_string(), max_bytes);
-    EvalResult refusal;
-    refusal.set_request_id(decoded.request.request_id());
+    const ReplyRoute route = route_of(frames, decoded.json);
     if (decoded.error.empty() && stop_requested)
       decoded.error = "the server is shutting down: send the request to another server";
     if (decoded.error.empty())
       decoded.error = check_eval_request(&decoded.request, suite, secret);
     if (!decoded.error.empty()) {
+      EvalResult refusal;
+      refusal.set_request_id(decoded.request.request_id());
       refusal.set_error(decoded.error);
-      reply(socket, copy_envelope(frames), refusal, decoded.json);
+      reply(socket, route, refusal);
       ++refused;
       spdlog::info("refused request '{}': {}", decoded.request.request_id(), decoded.error);
       continue;
     }
     const EvalRequest& request = decoded.request;
-    auto& state = requests[request.request_id()];
-    bool duplicate = state.done || !state.waiters.empty() || !state.http_waiters.empty();
-    if (state.done) {
-      EvalResult answer = state.answer;
-      answer.set_duplicate(true);
-      reply(socket, copy_envelope(frames), answer, decoded.json);
-      continue;
+    switch (requests.submit_zmq(request.request_id(), route)) {
+      case request_table::seen::answered: {
+        EvalResult answer = *requests.answer_of(request.request_id());
+        answer.set_duplicate(true);
+        reply(socket, route, answer);
+        break;
+      }
+      case request_table::seen::in_progress:
+        break;  // the first one's evaluation will answer this one too
+      case request_table::seen::new_request:
+        journal_accepted(request, &route);
+        start_evaluation(request);
+        break;
     }
-    bool started = duplicate || state.started;
-    state.waiters.push_back({copy_envelope(frames), decoded.json, duplicate || state.started});
-    if (started)
-      continue;  // the first one's evaluation will answer this one too
-    state.started = true;
-    journal_accepted(request);
-    start_evaluation(request);
   }
   size_t unfinished = 0;
-  for (auto& [id, state] : requests) {  // past the drain limit: each waiter hears why
-    if (state.done)
-      continue;
+  for (const auto& [id, waiting] : requests.unfinished()) {  // past the drain limit: each waiter hears why
     EvalResult answer;
     answer.set_request_id(id);
     answer.set_error("the server stopped before this evaluation finished (its drain limit is " +
                      std::to_string(int(drain_timeout.count())) + " s): send the request again");
-    for (auto& w : state.waiters) {
-      reply(socket, std::move(w.envelope), answer, w.json);
+    for (const auto& w : waiting.zmq) {
+      reply(socket, w.route, answer);
       ++unfinished;
     }
-    for (auto& [connection, deadline] : state.http_waiters) {
+    for (const auto& connection : waiting.http) {
       http_send(connection, 503, to_json(answer));
       ++unfinished;
     }

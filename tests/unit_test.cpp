@@ -30,9 +30,10 @@
 #include "gpu/profiler/trace_profile.hpp"
 #include "messages/json.hpp"
 #include "pipeline/episode_store.hpp"
-#include "pipeline/request_journal.hpp"
-#include "pipeline/eval_api.hpp"
-#include "pipeline/http_message.hpp"
+#include "service/request_journal.hpp"
+#include "service/eval_api.hpp"
+#include "service/http_message.hpp"
+#include "service/request_table.hpp"
 #include "pipeline/summary.hpp"
 #include "pipeline/task_loader.hpp"
 #include "tests/test_support.hpp"
@@ -223,6 +224,171 @@ TEST(RequestJournal, AKilledServerLosesNoCommitAndASyncedOneIsInTheDatabaseFile)
     EXPECT_EQ(ids_in(copy_without_log("journal_synced")),
               (std::vector<std::string>{"committed+answer", "acknowledged"}));
   }
+}
+
+// Where a ZeroMQ answer goes is kept with the request; whether it got there with the answer. A
+// journal made before those columns existed opens and reads its rows as delivered.
+TEST(RequestJournal, KeepsEachZeroMqClientsRouteUntilItsAnswerIsDelivered) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "journal_route_test";
+  fs::remove_all(dir);
+  ReplyRoute route;
+  route.add_frames(std::string("kgym-client-\0\x01", 14));
+  route.set_json(true);
+  EvalRequest over_zmq, over_http;
+  over_zmq.set_request_id("z");
+  over_http.set_request_id("h");
+  EvalResult answer;
+  answer.set_request_id("z");
+  {
+    request_journal journal(dir.string());
+    journal.accepted(over_zmq, &route);
+    journal.accepted(over_http);
+    journal.answered(answer, false);
+    journal.commit();
+  }
+  {
+    request_journal journal(dir.string());
+    auto entries = journal.load();
+    ASSERT_EQ(entries.size(), 2u);
+    ASSERT_TRUE(entries[0].route.has_value());
+    EXPECT_EQ(entries[0].route->SerializeAsString(), route.SerializeAsString());
+    EXPECT_FALSE(entries[0].delivered);
+    EXPECT_FALSE(entries[1].route.has_value());
+    journal.delivered("z");
+    journal.commit();
+    EXPECT_TRUE(journal.load()[0].delivered);
+  }
+  const fs::path old = fs::path(::testing::TempDir()) / "journal_old_schema";
+  fs::remove_all(old);
+  fs::create_directories(old);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((old / "journal.sqlite").c_str(), &db), SQLITE_OK);
+  const std::string bytes = answer.SerializeAsString();
+  ASSERT_EQ(sqlite3_exec(db,
+                         "CREATE TABLE requests (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, "
+                         "request BLOB NOT NULL, answer BLOB, accepted_at REAL, answered_at REAL); "
+                         "INSERT INTO requests (id, request, answer) VALUES ('z', x'0a017a', x'0a017a')",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto entries = request_journal(old.string()).load();
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].request.request_id(), "z");
+  EXPECT_FALSE(entries[0].route.has_value());
+  EXPECT_TRUE(entries[0].delivered);
+}
+
+namespace {
+ReplyRoute client_route(const std::string& name) {
+  ReplyRoute r;
+  r.add_frames(name);
+  return r;
+}
+EvalResult answer_for(const std::string& id) {
+  EvalResult a;
+  a.set_request_id(id);
+  return a;
+}
+}  // namespace
+
+TEST(RequestTable, ARetryWaitsForTheFirstEvaluationAndIsMarkedDuplicate) {
+  request_table table({});
+  const auto t0 = std::chrono::steady_clock::time_point{};
+  EXPECT_EQ(table.submit_zmq("a", client_route("c1")), request_table::seen::new_request);
+  EXPECT_EQ(table.submit_zmq("a", client_route("c2")), request_table::seen::in_progress);
+  EXPECT_EQ(table.submit_http("a"), request_table::seen::in_progress);
+  EXPECT_EQ(table.submit_http("b"), request_table::seen::new_request);
+  table.long_poll("a", "conn1", t0 + std::chrono::seconds(5));
+  EXPECT_EQ(table.in_flight(), 2u);
+  EXPECT_EQ(table.answer_of("a"), nullptr);
+  auto waiting = table.finish(answer_for("a"), t0);
+  ASSERT_EQ(waiting.zmq.size(), 2u);
+  EXPECT_EQ(waiting.zmq[0].route.frames(0), "c1");
+  EXPECT_FALSE(waiting.zmq[0].duplicate);
+  EXPECT_EQ(waiting.zmq[1].route.frames(0), "c2");
+  EXPECT_TRUE(waiting.zmq[1].duplicate);
+  EXPECT_EQ(waiting.http, std::vector<std::string>{"conn1"});
+  EXPECT_EQ(table.in_flight(), 1u);
+  EXPECT_EQ(table.submit_zmq("a", client_route("c3")), request_table::seen::answered);
+  ASSERT_NE(table.answer_of("a"), nullptr);
+  EXPECT_EQ(table.answer_of("a")->request_id(), "a");
+  EXPECT_TRUE(table.finish(answer_for("a"), t0).zmq.empty());  // a second answer changes nothing
+  EXPECT_EQ(table.in_flight(), 1u);
+  auto left = table.unfinished();
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].first, "b");
+}
+
+TEST(RequestTable, AnswersAreForgottenByAgeAndByCountButNeverWhileInFlight) {
+  request_table::limits limits;
+  limits.keep = std::chrono::seconds(10);
+  limits.max_answers = 2;
+  request_table table(limits);
+  const auto t0 = std::chrono::steady_clock::time_point{};
+  for (const char* id : {"a", "b", "c", "d", "e"})
+    table.submit_http(id);
+  table.finish(answer_for("a"), t0);
+  table.finish(answer_for("b"), t0 + std::chrono::seconds(1));
+  table.finish(answer_for("c"), t0 + std::chrono::seconds(2));  // a third answer: the oldest goes
+  EXPECT_FALSE(table.known("a"));
+  EXPECT_TRUE(table.known("b"));
+  EXPECT_TRUE(table.known("c"));
+  EXPECT_EQ(table.answers_kept(), 2u);
+  table.finish(answer_for("d"), t0 + std::chrono::seconds(12));  // b is 11 s old, c 10 s: kept
+  EXPECT_FALSE(table.known("b"));
+  EXPECT_TRUE(table.known("c"));
+  EXPECT_TRUE(table.known("d"));
+  EXPECT_TRUE(table.known("e"));  // in flight long past the limits: never forgotten
+  EXPECT_EQ(table.size(), 3u);
+}
+
+TEST(RequestTable, LongPollsEndAtTheirDeadline) {
+  request_table table({});
+  const auto t0 = std::chrono::steady_clock::time_point{};
+  table.submit_http("a");
+  table.long_poll("a", "early", t0 + std::chrono::seconds(1));
+  table.long_poll("a", "late", t0 + std::chrono::seconds(3));
+  EXPECT_TRUE(table.expired_polls(t0).empty());
+  auto expired = table.expired_polls(t0 + std::chrono::seconds(2));
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(expired[0], (std::pair<std::string, std::string>{"a", "early"}));
+  EXPECT_EQ(table.finish(answer_for("a"), t0).http, std::vector<std::string>{"late"});
+}
+
+TEST(RequestTable, AnUndeliveredAnswerIsTriedAgainUntilItsLimit) {
+  request_table::limits limits;
+  limits.redeliver_every = std::chrono::milliseconds(500);
+  limits.redeliver_for = std::chrono::seconds(1);
+  request_table table(limits);
+  const auto t0 = std::chrono::steady_clock::time_point{};
+  table.redeliver_later(client_route("c"), answer_for("a"), t0);
+  EXPECT_TRUE(table.due(t0 + std::chrono::milliseconds(499)).empty());
+  auto due = table.due(t0 + std::chrono::milliseconds(500));
+  ASSERT_EQ(due.size(), 1u);
+  EXPECT_EQ(due[0].answer.request_id(), "a");
+  EXPECT_EQ(table.waiting_redelivery(), 0u);
+  table.retry(due[0], t0 + std::chrono::milliseconds(500));  // failed again: in 500 ms once more
+  EXPECT_TRUE(table.due(t0 + std::chrono::milliseconds(999)).empty());
+  due = table.due(t0 + std::chrono::milliseconds(1000));
+  ASSERT_EQ(due.size(), 1u);
+  table.retry(due[0], t0 + std::chrono::milliseconds(1000));  // at its limit: given up
+  EXPECT_EQ(table.waiting_redelivery(), 0u);
+}
+
+TEST(RequestTable, AfterARestartTheZeroMqClientWaitsAsIfItHadJustAsked) {
+  request_table table({});
+  const auto t0 = std::chrono::steady_clock::time_point{};
+  table.restore_unfinished("z", client_route("c"));
+  table.restore_unfinished("h", std::nullopt);
+  table.restore_answer(answer_for("done"), t0);
+  EXPECT_EQ(table.in_flight(), 2u);
+  EXPECT_EQ(table.submit_zmq("done", client_route("c")), request_table::seen::answered);
+  auto waiting = table.finish(answer_for("z"), t0);
+  ASSERT_EQ(waiting.zmq.size(), 1u);
+  EXPECT_FALSE(waiting.zmq[0].duplicate);
+  EXPECT_TRUE(table.finish(answer_for("h"), t0).zmq.empty());
+  EXPECT_EQ(table.in_flight(), 0u);
 }
 
 TEST(Defaults, FillOnlyWhatIsUnset) {

@@ -7,6 +7,9 @@ library plus pyzmq. Frames are the JSON mapping of EvalRequest / EvalResult
     reward = result["result"].get("speedup", 0.0) if result["result"]["verdict"] == "OK" else 0.0
 
 `evaluate_many` submits a batch and waits for every answer (they come back in any order).
+A client has a routing id of its own, so a `kgym serve --state-dir` that restarts while it
+waits answers it anyway once the connection is back (ZeroMQ reconnects by itself): nothing
+needs to be sent again.
 """
 import json
 import uuid
@@ -24,6 +27,9 @@ class KgymClient:
         self.timeout_ms = int(timeout_s * 1000)
         self.socket = zmq.Context.instance().socket(zmq.DEALER)
         self.socket.setsockopt(zmq.LINGER, 0)
+        # The server's journal keeps where each answer goes: a fixed routing id lets a restarted
+        # server reach this client again after ZeroMQ's reconnect.
+        self.socket.setsockopt(zmq.ROUTING_ID, b"kgym-client-" + uuid.uuid4().hex.encode())
         self.socket.connect(endpoint)
 
     def submit(self, task_id: str, candidate_source: str, request_id: str = "", options: dict = None,
@@ -60,8 +66,9 @@ class KgymClient:
         answers = {}
         while pending:
             answer = self.receive()
-            pending.discard(answer["request_id"])
-            answers[answer["request_id"]] = answer
+            if answer["request_id"] in pending:  # a second answer (after a restart) changes nothing
+                pending.discard(answer["request_id"])
+                answers[answer["request_id"]] = answer
         return answers
 
 

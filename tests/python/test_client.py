@@ -1,6 +1,10 @@
 """The Python client (deploy/client/kgym_client.py) against a real `kgym serve` on loopback:
-one evaluation, a batch, and a refusal raised as KgymError."""
+one evaluation, a batch, a refusal raised as KgymError, and answers that reach the client
+across a restart of the server without a re-send."""
 import os
+import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -55,6 +59,62 @@ class ClientAgainstServer(unittest.TestCase):
     def test_a_refusal_is_an_error_that_says_why(self):
         with self.assertRaisesRegex(KgymError, "unknown task 'no_such_task'"):
             self.client.evaluate("no_such_task", "class ModelNew: pass")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(endpoint: str, state_dir: str, executors: int) -> subprocess.Popen:
+    endpoint_file = os.path.join(state_dir + "-endpoint")
+    if os.path.exists(endpoint_file):
+        os.remove(endpoint_file)
+    server = subprocess.Popen([KGYM, "serve", "--api", endpoint, "--endpoint-file", endpoint_file, "--executors",
+                               str(executors), "--state-dir", state_dir],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(300):
+        if os.path.exists(endpoint_file) and open(endpoint_file).read().strip():
+            break
+        time.sleep(0.1)
+    os.remove(endpoint_file)
+    return server
+
+
+class AnswersAcrossARestart(unittest.TestCase):
+    def test_a_restarted_server_answers_a_waiting_client_unasked(self):
+        """Requests accepted by a server with no executors, which is then SIGKILLed; a new one
+        on the same endpoint and state directory evaluates them and the client, which sends
+        nothing more, gets every answer (its routing id is its own, ZeroMQ reconnects)."""
+        state_dir = tempfile.mkdtemp(prefix="kgym-client-state-")
+        endpoint = f"tcp://127.0.0.1:{free_port()}"
+        first = start_server(endpoint, state_dir, executors=0)
+        client = KgymClient(endpoint, timeout_s=120)
+        expected = {client.submit("softmax_rows", candidate("softmax_rows", name), options={"correctness_trials": 2}):
+                    verdict for name, verdict in (("fused", "OK"), ("wrong", "INCORRECT"), ("cheat", "HACKED"))}
+        deadline = time.monotonic() + 30  # until the first server journaled all three
+        while time.monotonic() < deadline:
+            out = subprocess.run(["python3", "-c", "import sqlite3, sys; print(sqlite3.connect(sys.argv[1])"
+                                  ".execute('select count(*) from requests').fetchone()[0])",
+                                  os.path.join(state_dir, "journal.sqlite")], capture_output=True, text=True)
+            if out.stdout.strip() == "3":
+                break
+            time.sleep(0.2)
+        self.assertEqual(out.stdout.strip(), "3", out.stderr)
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        second = start_server(endpoint, state_dir, executors=2)
+        try:
+            answers = {}
+            while len(answers) < len(expected):
+                answer = client.receive()
+                answers[answer["request_id"]] = answer["result"]["verdict"]
+            self.assertEqual(answers, expected)
+        finally:
+            second.terminate()
+            second.wait(timeout=60)
+            shutil.rmtree(state_dir)
 
 
 if __name__ == "__main__":

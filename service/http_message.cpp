@@ -1,4 +1,4 @@
-#include "pipeline/http_message.hpp"
+#include "service/http_message.hpp"
 
 #include <algorithm>
 #include <cctype>

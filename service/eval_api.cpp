@@ -1,4 +1,4 @@
-#include "pipeline/eval_api.hpp"
+#include "service/eval_api.hpp"
 
 #include "messages/json.hpp"
 

@@ -1,4 +1,4 @@
-#include "pipeline/request_journal.hpp"
+#include "service/request_journal.hpp"
 
 #include <filesystem>
 #include <stdexcept>
@@ -23,11 +23,14 @@ request_journal::request_journal(const std::string& dir) {
   exec("PRAGMA journal_mode=WAL");
   exec("PRAGMA synchronous=NORMAL");  // commits survive the process; commit_synced syncs
   exec("CREATE TABLE IF NOT EXISTS requests (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, "
-       "request BLOB NOT NULL, answer BLOB, accepted_at REAL, answered_at REAL)");
-  if (sqlite3_prepare_v2(db_, "INSERT OR IGNORE INTO requests (id, request, accepted_at) VALUES (?, ?, ?)", -1,
-                         &insert_, nullptr) != SQLITE_OK ||
-      sqlite3_prepare_v2(db_, "UPDATE requests SET answer = ?, answered_at = ? WHERE id = ?", -1, &answer_,
-                         nullptr) != SQLITE_OK)
+       "request BLOB NOT NULL, answer BLOB, accepted_at REAL, answered_at REAL, route BLOB, delivered INTEGER)");
+  add_missing_columns();
+  if (sqlite3_prepare_v2(db_, "INSERT OR IGNORE INTO requests (id, request, accepted_at, route) VALUES (?, ?, ?, ?)",
+                         -1, &insert_, nullptr) != SQLITE_OK ||
+      sqlite3_prepare_v2(db_, "UPDATE requests SET answer = ?, answered_at = ?, delivered = ? WHERE id = ?", -1,
+                         &answer_, nullptr) != SQLITE_OK ||
+      sqlite3_prepare_v2(db_, "UPDATE requests SET delivered = 1 WHERE id = ?", -1, &delivered_, nullptr) !=
+          SQLITE_OK)
     throw std::runtime_error("request journal " + path_ + ": " + sqlite3_errmsg(db_));
 }
 
@@ -38,6 +41,7 @@ request_journal::~request_journal() {
   }
   sqlite3_finalize(insert_);
   sqlite3_finalize(answer_);
+  sqlite3_finalize(delivered_);
   sqlite3_close(db_);
 }
 
@@ -50,6 +54,20 @@ void request_journal::exec(const char* sql) {
   }
 }
 
+// A journal written before routes were kept gains their columns (its rows: no route, delivered).
+void request_journal::add_missing_columns() {
+  bool has_route = false;
+  sqlite3_stmt* info = nullptr;
+  sqlite3_prepare_v2(db_, "SELECT name FROM pragma_table_info('requests')", -1, &info, nullptr);
+  while (sqlite3_step(info) == SQLITE_ROW)
+    has_route |= std::string(reinterpret_cast<const char*>(sqlite3_column_text(info, 0))) == "route";
+  sqlite3_finalize(info);
+  if (!has_route) {
+    exec("ALTER TABLE requests ADD COLUMN route BLOB");
+    exec("ALTER TABLE requests ADD COLUMN delivered INTEGER");
+  }
+}
+
 void request_journal::begin() {
   if (!in_batch_) {
     exec("BEGIN");
@@ -57,7 +75,14 @@ void request_journal::begin() {
   }
 }
 
-void request_journal::accepted(const EvalRequest& request) {
+void request_journal::step(sqlite3_stmt* statement) {
+  const int rc = sqlite3_step(statement);
+  sqlite3_reset(statement);
+  if (rc != SQLITE_DONE)
+    throw std::runtime_error("request journal " + path_ + ": " + sqlite3_errmsg(db_));
+}
+
+void request_journal::accepted(const EvalRequest& request, const ReplyRoute* route) {
   begin();
   EvalRequest kept = request;
   kept.clear_secret();
@@ -65,22 +90,29 @@ void request_journal::accepted(const EvalRequest& request) {
   sqlite3_bind_text(insert_, 1, request.request_id().c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_blob(insert_, 2, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
   sqlite3_bind_double(insert_, 3, unix_now());
-  const int rc = sqlite3_step(insert_);
-  sqlite3_reset(insert_);
-  if (rc != SQLITE_DONE)
-    throw std::runtime_error("request journal " + path_ + ": " + sqlite3_errmsg(db_));
+  if (route) {
+    const std::string route_bytes = route->SerializeAsString();
+    sqlite3_bind_blob(insert_, 4, route_bytes.data(), static_cast<int>(route_bytes.size()), SQLITE_TRANSIENT);
+  } else {
+    sqlite3_bind_null(insert_, 4);
+  }
+  step(insert_);
 }
 
-void request_journal::answered(const EvalResult& answer) {
+void request_journal::answered(const EvalResult& answer, bool delivered) {
   begin();
   const std::string bytes = answer.SerializeAsString();
   sqlite3_bind_blob(answer_, 1, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
   sqlite3_bind_double(answer_, 2, unix_now());
-  sqlite3_bind_text(answer_, 3, answer.request_id().c_str(), -1, SQLITE_TRANSIENT);
-  const int rc = sqlite3_step(answer_);
-  sqlite3_reset(answer_);
-  if (rc != SQLITE_DONE)
-    throw std::runtime_error("request journal " + path_ + ": " + sqlite3_errmsg(db_));
+  sqlite3_bind_int(answer_, 3, delivered ? 1 : 0);
+  sqlite3_bind_text(answer_, 4, answer.request_id().c_str(), -1, SQLITE_TRANSIENT);
+  step(answer_);
+}
+
+void request_journal::delivered(const std::string& request_id) {
+  begin();
+  sqlite3_bind_text(delivered_, 1, request_id.c_str(), -1, SQLITE_TRANSIENT);
+  step(delivered_);
 }
 
 void request_journal::commit() {
@@ -106,7 +138,8 @@ std::vector<request_journal::entry> request_journal::load() {
   commit();
   std::vector<entry> entries;
   sqlite3_stmt* select = nullptr;
-  sqlite3_prepare_v2(db_, "SELECT request, answer FROM requests ORDER BY seq", -1, &select, nullptr);
+  sqlite3_prepare_v2(db_, "SELECT request, answer, route, delivered FROM requests ORDER BY seq", -1, &select,
+                     nullptr);
   while (sqlite3_step(select) == SQLITE_ROW) {
     entry e;
     e.request.ParseFromArray(sqlite3_column_blob(select, 0), sqlite3_column_bytes(select, 0));
@@ -114,6 +147,11 @@ std::vector<request_journal::entry> request_journal::load() {
       e.answer.emplace();
       e.answer->ParseFromArray(sqlite3_column_blob(select, 1), sqlite3_column_bytes(select, 1));
     }
+    if (sqlite3_column_type(select, 2) != SQLITE_NULL) {
+      e.route.emplace();
+      e.route->ParseFromArray(sqlite3_column_blob(select, 2), sqlite3_column_bytes(select, 2));
+    }
+    e.delivered = sqlite3_column_type(select, 3) == SQLITE_NULL || sqlite3_column_int(select, 3) != 0;
     entries.push_back(std::move(e));
   }
   sqlite3_finalize(select);

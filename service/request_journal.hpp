@@ -31,9 +31,13 @@ class request_journal {
   request_journal(const request_journal&) = delete;
   request_journal& operator=(const request_journal&) = delete;
 
-  // Recorded in the open batch; `request` as it will be evaluated (task resolved), secret cleared.
-  void accepted(const EvalRequest& request);
-  void answered(const EvalResult& answer);
+  // Recorded in the open batch; `request` as it will be evaluated (task resolved), secret cleared;
+  // `route`: where a ZeroMQ client's answer goes (null over HTTP, whose client fetches it).
+  void accepted(const EvalRequest& request, const ReplyRoute* route = nullptr);
+  // `delivered`: handed to every waiting ZeroMQ client (always true over HTTP). An answer that
+  // was not is delivered after a restart, and marked with delivered() once it is.
+  void answered(const EvalResult& answer, bool delivered = true);
+  void delivered(const std::string& request_id);
   // Ends the open batch: everything recorded so far survives the process when this returns.
   void commit();
   // Ends the open batch and syncs: everything recorded so far is on disk when this returns.
@@ -42,6 +46,8 @@ class request_journal {
   struct entry {
     EvalRequest request;
     std::optional<EvalResult> answer;
+    std::optional<ReplyRoute> route;  // a ZeroMQ client's
+    bool delivered = false;           // the answer reached its ZeroMQ client
   };
   // Every request kept, in the order accepted.
   std::vector<entry> load();
@@ -51,11 +57,14 @@ class request_journal {
 
  private:
   void exec(const char* sql);
+  void step(sqlite3_stmt* statement);
+  void add_missing_columns();
   void begin();
 
   sqlite3* db_ = nullptr;
   sqlite3_stmt* insert_ = nullptr;
   sqlite3_stmt* answer_ = nullptr;
+  sqlite3_stmt* delivered_ = nullptr;
   bool in_batch_ = false;
   bool unsynced_ = false;  // commits since the last sync
   std::string path_;
