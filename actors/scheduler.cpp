@@ -69,6 +69,20 @@ struct scheduler_state {
 
 using self_ptr = scheduler_actor::stateful_pointer<scheduler_state>;
 
+SchedulerStatus status_of(const scheduler_state& state) {
+  SchedulerStatus status;
+  status.set_queued(static_cast<int32_t>(state.queue.size()));
+  for (const auto& [addr, e] : state.executors) {
+    auto* executor = status.add_executors();
+    executor->set_name(e.name);
+    executor->set_in_flight(static_cast<int32_t>(e.in_flight.size()));
+    executor->set_leaving(e.leaving);
+    status.set_in_flight(status.in_flight() + executor->in_flight());
+  }
+  status.set_cached(static_cast<int32_t>(state.cache.size()));
+  return status;
+}
+
 void deliver(self_ptr self, const std::string& key, const ExecResult& result) {
   auto waiters = std::move(self->state.waiting[key]);
   self->state.waiting.erase(key);
@@ -245,6 +259,7 @@ scheduler_actor::behavior_type scheduler_impl(self_ptr self, std::vector<gpu_exe
         it->second.drained.push_back(p);
         return p;
       },
+      [self](status_atom) { return status_of(self->state); },
   };
 }
 

@@ -26,13 +26,16 @@ namespace kgym {
 
 using join_atom = caf::atom_constant<caf::atom("join")>;
 using leave_atom = caf::atom_constant<caf::atom("leave")>;
+using status_atom = caf::atom_constant<caf::atom("status")>;
 
 using scheduler_actor =
     caf::typed_actor<caf::replies_to<ExecRequest>::with<ExecResult>,
                      // an executor (a gpu_executor_actor) joins, under a name that results carry
                      caf::reacts_to<join_atom, std::string, caf::strong_actor_ptr>,
                      // no new work for it; answered once it has nothing in flight
-                     caf::replies_to<leave_atom, caf::strong_actor_ptr>::with<caf::ok_atom>>;
+                     caf::replies_to<leave_atom, caf::strong_actor_ptr>::with<caf::ok_atom>,
+                     // the queue and the executors, now
+                     caf::replies_to<status_atom>::with<SchedulerStatus>>;
 
 struct scheduler_options {
   bool cache = true;

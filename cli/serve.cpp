@@ -35,6 +35,7 @@
 #include "pipeline/paths.hpp"
 #include "service/request_journal.hpp"
 #include "service/request_table.hpp"
+#include "service/serve_metrics.hpp"
 #include "pipeline/task_loader.hpp"
 
 namespace kgym::cli {
@@ -63,7 +64,10 @@ options:
   --http HOST:PORT       also serve HTTP/JSON there (port 0 picks one): POST /v1/evaluations with an
                          EvalRequest or {"requests": [...]} answers 202 with the accepted ids;
                          GET /v1/evaluations/<id>[?wait=S] answers 200 with the EvalResult, or 202
-                         while pending (wait: long-poll up to S seconds); secret: Authorization: Bearer
+                         while pending (wait: long-poll up to S seconds); secret: Authorization: Bearer.
+                         Also GET /v1/status (queue, executors, counts: ServeStatus), GET /metrics
+                         (Prometheus text: evaluations by verdict, queue depth, evaluation seconds)
+                         and GET /v1/health (no secret needed)
   --http-file FILE       write the HTTP port there
   --listen HOST:PORT     accept workers there (CAF middleman; port 0 picks one)
   --listen-file FILE     write the workers' port there
@@ -265,6 +269,24 @@ int run_serve(const std::vector<std::string>& argv) {
   request_table requests(table_limits);
   std::unordered_map<std::string, std::string> http_buffers;  // connection id -> bytes so far
   size_t served = 0, refused = 0;
+  serve_metrics metrics;
+  const auto started_at = std::chrono::steady_clock::now();
+  caf::scoped_actor asking{system};
+  // The scheduler's queue and executors with the request table's counts (GET /v1/status, /metrics).
+  auto status_now = [&]() {
+    ServeStatus status;
+    asking->request(scheduler, std::chrono::seconds(2), status_atom::value)
+        .receive([&](const SchedulerStatus& s) { *status.mutable_scheduler() = s; },
+                 [&](const caf::error& e) { spdlog::warn("kgym serve: no status from the scheduler: {}",
+                                                         system.render(e)); });
+    status.set_requests_in_flight(static_cast<int64_t>(requests.in_flight()));
+    status.set_answers_kept(static_cast<int64_t>(requests.answers_kept()));
+    status.set_awaiting_redelivery(static_cast<int64_t>(requests.waiting_redelivery()));
+    status.set_answered(static_cast<int64_t>(served));
+    status.set_refused(static_cast<int64_t>(refused));
+    status.set_uptime_s(std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count());
+    return status;
+  };
 
   auto start_evaluation = [&](const EvalRequest& request) {
     ExecRequest exec_request;
@@ -305,9 +327,10 @@ int run_serve(const std::vector<std::string>& argv) {
     requests.redeliver_later(route, answer, std::chrono::steady_clock::now());
     return false;
   };
-  auto http_send = [&](const std::string& connection, int status, const std::string& json) {
+  auto http_send = [&](const std::string& connection, int status, const std::string& body,
+                       const std::string& content_type = "application/json") {
     http->send(zmq::buffer(connection), zmq::send_flags::sndmore);
-    http->send(zmq::buffer(http_response(status, json)), zmq::send_flags::none);
+    http->send(zmq::buffer(http_response(status, body, content_type)), zmq::send_flags::none);
     http->send(zmq::buffer(connection), zmq::send_flags::sndmore);
     http->send(zmq::message_t(), zmq::send_flags::none);  // close the connection
     http_buffers.erase(connection);
@@ -318,10 +341,20 @@ int run_serve(const std::vector<std::string>& argv) {
     http_send(connection, status, to_json(error));
   };
   auto handle_http = [&](const std::string& connection, const http_request& r) {
+    if (r.path == "/v1/health" && r.method == "GET") {  // for load balancers: no secret, no details
+      ServeHealth health;
+      health.set_ok(true);
+      health.set_executors(status_now().scheduler().executors_size());
+      return http_send(connection, 200, to_json(health));
+    }
     if (!secret.empty() && r.headers.count("authorization") == 0)
       return http_error(connection, 401, "this server requires a secret: send Authorization: Bearer <secret>");
     if (!secret.empty() && !secrets_equal(r.headers.at("authorization"), "Bearer " + secret))
       return http_error(connection, 401, "wrong secret: the request is refused");
+    if (r.path == "/v1/status" && r.method == "GET")
+      return http_send(connection, 200, to_json(status_now()));
+    if (r.path == "/metrics" && r.method == "GET")
+      return http_send(connection, 200, metrics.prometheus_text(status_now()), "text/plain; version=0.0.4");
     const std::string prefix = "/v1/evaluations";
     if (r.path == prefix && r.method == "POST") {
       EvalBatch batch;
@@ -372,7 +405,8 @@ int run_serve(const std::vector<std::string>& argv) {
     }
     if (r.path == prefix || r.path.rfind(prefix + "/", 0) == 0)
       return http_error(connection, 405, "use POST " + prefix + " or GET " + prefix + "/<request_id>[?wait=S]");
-    return http_error(connection, 404, "no such path: the API is POST " + prefix + " and GET " + prefix + "/<id>");
+    return http_error(connection, 404, "no such path: the API is POST " + prefix + ", GET " + prefix +
+                                           "/<id>, GET /v1/status, GET /v1/health and GET /metrics");
   };
 
   if (journal) {  // a restart: answers kept are served from it, the rest evaluated again
@@ -417,6 +451,7 @@ int run_serve(const std::vector<std::string>& argv) {
       *answer.mutable_result() = result;
       answer.set_request_id(id);
       auto waiting = requests.finish(answer, now);
+      metrics.evaluated(result);
       bool delivered = true;
       for (auto& w : waiting.zmq) {
         EvalResult copy = answer;

@@ -39,6 +39,7 @@ inspect(Inspector& f, T& x) {
 inline void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<ExecRequest>("kgym.ExecRequest");
   cfg.add_message_type<ExecResult>("kgym.ExecResult");
+  cfg.add_message_type<SchedulerStatus>("kgym.SchedulerStatus");
   cfg.add_message_type<SandboxEvent::Built>("kgym.SandboxEvent.Built");
   cfg.add_message_type<ProfileReport>("kgym.ProfileReport");
   cfg.add_message_type<GenerateRequest>("kgym.GenerateRequest");

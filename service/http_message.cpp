@@ -74,7 +74,7 @@ http_parse parse_http_request(const std::string& bytes, size_t max_bytes) {
   return result;
 }
 
-std::string http_response(int status, const std::string& json_body) {
+std::string http_response(int status, const std::string& body, const std::string& content_type) {
   const char* reason = status == 200   ? "OK"
                        : status == 202 ? "Accepted"
                        : status == 400 ? "Bad Request"
@@ -85,8 +85,8 @@ std::string http_response(int status, const std::string& json_body) {
                        : status == 503 ? "Service Unavailable"
                                        : "Error";
   return "HTTP/1.1 " + std::to_string(status) + " " + reason +
-         "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(json_body.size()) +
-         "\r\nConnection: close\r\n\r\n" + json_body;
+         "\r\nContent-Type: " + content_type + "\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\nConnection: close\r\n\r\n" + body;
 }
 
 }  // namespace kgym

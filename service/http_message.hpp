@@ -25,6 +25,7 @@ struct http_parse {
 http_parse parse_http_request(const std::string& bytes, size_t max_bytes);
 
 // "HTTP/1.1 <status> <reason>" with a JSON body; the connection closes after it.
-std::string http_response(int status, const std::string& json_body);
+std::string http_response(int status, const std::string& body,
+                          const std::string& content_type = "application/json");
 
 }  // namespace kgym

@@ -172,6 +172,54 @@ TEST(ServeApi, HttpJsonSubmitPollWaitAndBatch) {
   EXPECT_EQ(stop_process(s.pid), 0);
 }
 
+// The routes a service user expects besides the evaluations: health (no secret), status and
+// Prometheus metrics (behind the secret), counting what the server really did.
+TEST(ServeApi, HealthStatusAndMetricsSayWhatTheServerDid) {
+  std::string port_file = (fs::temp_directory_path() / ("kgym-metrics-port-" + std::to_string(::getpid()))).string();
+  fs::remove(port_file);
+  server s = start_server("metrics", {"--executors", "2", "--http", "127.0.0.1:0", "--http-file", port_file},
+                          "metrics-secret");
+  ASSERT_FALSE(s.endpoint.empty());
+  const int port = std::stoi(wait_for_line(port_file));
+  const std::string auth = "Authorization: Bearer metrics-secret\r\n";
+  http_reply health = http_call(port, "GET", "/v1/health");
+  ASSERT_EQ(health.status, 200) << health.body;
+  ServeHealth h;
+  ASSERT_EQ(from_json(health.body, &h), "") << health.body;
+  EXPECT_TRUE(h.ok());
+  EXPECT_EQ(h.executors(), 2);
+  EXPECT_EQ(http_call(port, "GET", "/metrics").status, 401);
+  EXPECT_EQ(http_call(port, "GET", "/v1/status").status, 401);
+
+  EvalBatch batch;
+  *batch.add_requests() = request("m-fused", "gelu_scale_residual", "fused");
+  *batch.add_requests() = request("m-wrong", "softmax_rows", "wrong");
+  batch.add_requests()->set_request_id("m-refused");  // no task, no source
+  ASSERT_EQ(http_call(port, "POST", "/v1/evaluations", to_json(batch), auth).status, 202);
+  for (const char* id : {"m-fused", "m-wrong"})
+    ASSERT_EQ(http_call(port, "GET", std::string("/v1/evaluations/") + id + "?wait=120", "", auth).status, 200) << id;
+
+  http_reply status = http_call(port, "GET", "/v1/status", "", auth);
+  ASSERT_EQ(status.status, 200) << status.body;
+  ServeStatus st;
+  ASSERT_EQ(from_json(status.body, &st), "") << status.body;
+  EXPECT_EQ(st.scheduler().executors_size(), 2);
+  EXPECT_EQ(st.scheduler().queued(), 0);
+  EXPECT_EQ(st.requests_in_flight(), 0);
+  EXPECT_EQ(st.answers_kept(), 2);
+  EXPECT_EQ(st.refused(), 1);
+  EXPECT_GT(st.uptime_s(), 0.0);
+
+  http_reply metrics = http_call(port, "GET", "/metrics", "", auth);
+  ASSERT_EQ(metrics.status, 200) << metrics.body;
+  for (const char* line : {"kgym_evaluations_total{verdict=\"OK\"} 1\n", "kgym_evaluations_total{verdict=\"INCORRECT\"} 1\n",
+                           "kgym_evaluations_total{verdict=\"HACKED\"} 0\n", "kgym_evaluation_seconds_count 2\n",
+                           "kgym_evaluation_seconds_bucket{le=\"+Inf\"} 2\n", "kgym_requests_refused_total 1\n",
+                           "kgym_executors 2\n", "kgym_queue_depth 0\n", "kgym_requests_in_flight 0\n"})
+    EXPECT_NE(metrics.body.find(line), std::string::npos) << line << " not in:\n" << metrics.body;
+  EXPECT_EQ(stop_process(s.pid), 0);
+}
+
 // A pending answer is JSON whatever characters its request id holds (quotes, backslashes),
 // and a wrong secret of the right length is refused like any other.
 TEST(ServeApi, APendingAnswerIsJsonWhateverTheId) {

@@ -34,6 +34,7 @@
 #include "service/eval_api.hpp"
 #include "service/http_message.hpp"
 #include "service/request_table.hpp"
+#include "service/serve_metrics.hpp"
 #include "pipeline/summary.hpp"
 #include "pipeline/task_loader.hpp"
 #include "tests/test_support.hpp"
@@ -389,6 +390,34 @@ TEST(RequestTable, AfterARestartTheZeroMqClientWaitsAsIfItHadJustAsked) {
   EXPECT_FALSE(waiting.zmq[0].duplicate);
   EXPECT_TRUE(table.finish(answer_for("h"), t0).zmq.empty());
   EXPECT_EQ(table.in_flight(), 0u);
+}
+
+// The Prometheus text: counters by verdict (every verdict listed), a cumulative histogram of
+// evaluation seconds, and the gauges of the status, exactly.
+TEST(ServeMetrics, PrometheusTextCountsVerdictsAndBucketsWallTime) {
+  serve_metrics m;
+  for (double wall : {0.4, 1.5, 1.5, 700.0}) {
+    ExecResult r;
+    r.set_verdict(wall > 100 ? TIMEOUT : OK);
+    r.set_wall_s(wall);
+    m.evaluated(r);
+  }
+  ServeStatus status;
+  status.mutable_scheduler()->set_queued(3);
+  status.mutable_scheduler()->add_executors()->set_name("local#0");
+  status.set_requests_in_flight(4);
+  status.set_refused(2);
+  const std::string text = m.prometheus_text(status);
+  for (const char* line :
+       {"kgym_evaluations_total{verdict=\"OK\"} 3\n", "kgym_evaluations_total{verdict=\"TIMEOUT\"} 1\n",
+        "kgym_evaluations_total{verdict=\"HACKED\"} 0\n", "kgym_evaluation_seconds_bucket{le=\"0.5\"} 1\n",
+        "kgym_evaluation_seconds_bucket{le=\"1\"} 1\n", "kgym_evaluation_seconds_bucket{le=\"2\"} 3\n",
+        "kgym_evaluation_seconds_bucket{le=\"600\"} 3\n", "kgym_evaluation_seconds_bucket{le=\"+Inf\"} 4\n",
+        "kgym_evaluation_seconds_sum 703.4\n", "kgym_evaluation_seconds_count 4\n",
+        "kgym_requests_refused_total 2\n", "# TYPE kgym_queue_depth gauge\nkgym_queue_depth 3\n",
+        "kgym_requests_in_flight 4\n", "kgym_executors 1\n"})
+    EXPECT_NE(text.find(line), std::string::npos) << line << " not in:\n" << text;
+  EXPECT_EQ(text.find("VERDICT_UNSPECIFIED"), std::string::npos);  // no evaluation is answered with it
 }
 
 TEST(Defaults, FillOnlyWhatIsUnset) {
