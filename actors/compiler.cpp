@@ -4,6 +4,7 @@
 
 #include <unordered_map>
 
+#include "pipeline/bounded_cache.hpp"
 #include "pipeline/content_hash.hpp"
 #include "pipeline/python_syntax.hpp"
 #include "policy/prompt.hpp"
@@ -28,7 +29,7 @@ namespace {
 
 struct compiler_state {
   std::string python;
-  std::unordered_map<std::string, CompileResult> cache;  // source hash -> result
+  bounded_cache<CompileResult> cache{100000};  // source hash -> result (no source kept beyond)
   static inline const char* name = "compiler";
 };
 
@@ -40,9 +41,8 @@ compiler_actor::behavior_type compiler_impl(compiler_actor::stateful_pointer<com
         CompileResult r = static_checks(request);
         if (!r.error().empty() || r.source().empty())
           return r;
-        auto hit = self->state.cache.find(r.source_hash());
-        if (hit != self->state.cache.end()) {
-          CompileResult cached = hit->second;
+        if (const CompileResult* hit = self->state.cache.find(r.source_hash())) {
+          CompileResult cached = *hit;
           cached.set_cached(true);
           return cached;
         }
@@ -53,7 +53,7 @@ compiler_actor::behavior_type compiler_impl(compiler_actor::stateful_pointer<com
           return r;  // kgym's problem, not the program's: do not cache
         }
         r.set_ok(r.error().empty());
-        self->state.cache.emplace(r.source_hash(), r);
+        self->state.cache.put(r.source_hash(), r);
         return r;
       },
   };

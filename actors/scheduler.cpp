@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "gpu/executor/eval_defaults.hpp"
+#include "pipeline/bounded_cache.hpp"
 #include "pipeline/content_hash.hpp"
 
 namespace kgym {
@@ -60,7 +61,7 @@ struct scheduler_state {
   std::map<caf::actor_addr, executor_entry> executors;
   std::deque<pending> queue;
   std::unordered_map<std::string, std::vector<std::pair<std::string, promise>>> waiting;  // key -> (id, promise)
-  std::unordered_map<std::string, ExecResult> cache;
+  bounded_cache<ExecResult> cache;  // evaluation_key -> result, at most scheduler_options.cache_limit
   bool use_cache = true;
   scheduler_options bounds;  // for placement_deadline
   uint64_t next_token = 0;
@@ -120,7 +121,7 @@ void finish(self_ptr self, const caf::actor_addr& addr, uint64_t token, ExecResu
   e.in_flight.erase(token);
   result.set_executor(e.name);
   if (self->state.use_cache && result.verdict() != INTERNAL_ERROR)
-    self->state.cache[key] = result;
+    self->state.cache.put(key, result);
   deliver(self, key, result);
   if (e.leaving && e.in_flight.empty()) {
     for (auto& p : e.drained)
@@ -214,9 +215,10 @@ void join(self_ptr self, const std::string& name, const caf::strong_actor_ptr& p
 scheduler_actor::behavior_type scheduler_impl(self_ptr self, std::vector<gpu_executor_actor> executors,
                                               scheduler_options options) {
   self->state.use_cache = options.cache;
+  self->state.cache.set_capacity(options.cache_limit);
   for (const auto& [key, result] : options.preload)
     if (options.cache && result.verdict() != INTERNAL_ERROR)
-      self->state.cache[key] = result;
+      self->state.cache.put(key, result);
   options.preload.clear();  // in the cache now
   self->state.bounds = std::move(options);
   int n = 0;
@@ -229,9 +231,8 @@ scheduler_actor::behavior_type scheduler_impl(self_ptr self, std::vector<gpu_exe
         std::string key = evaluation_key(request);
         if (!self->state.use_cache)
           key += "#" + request.request_id();  // every request runs on its own
-        auto hit = self->state.cache.find(key);
-        if (hit != self->state.cache.end()) {
-          ExecResult cached = hit->second;
+        if (const ExecResult* hit = self->state.cache.find(key)) {
+          ExecResult cached = *hit;
           cached.set_request_id(request.request_id());
           cached.set_from_cache(true);
           p.deliver(cached);

@@ -47,6 +47,7 @@ struct scheduler_options {
   int attempts = default_own_memory_attempts;
   std::chrono::milliseconds start_timeout = default_start_timeout;
   std::chrono::milliseconds deadline_slack{60000};
+  size_t cache_limit = 10000;  // results kept, the oldest forgotten first (memory stays bounded)
 };
 
 // How long an executor may hold `request` once placed: per attempt, a sandbox start and the

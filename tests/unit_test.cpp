@@ -20,6 +20,7 @@
 #include "actors/gpu_executor.hpp"
 #include "actors/profiler.hpp"
 #include "actors/scheduler.hpp"
+#include "pipeline/bounded_cache.hpp"
 #include "pipeline/content_hash.hpp"
 #include "gpu/profiler/request_windows.hpp"
 #include "cli/args.hpp"
@@ -665,6 +666,60 @@ TEST(Scheduler, SendsRequestsWithExtensionsAheadToBuild) {
   EXPECT_EQ(answered.size(), sent.size());
   std::lock_guard<std::mutex> guard(*lock);
   EXPECT_EQ(seen->back(), "plain1");  // placed once the executor was idle again
+  self->send_exit(scheduler, caf::exit_reason::user_shutdown);
+  self->send_exit(executor, caf::exit_reason::user_shutdown);
+}
+
+TEST(BoundedCache, ForgetsTheOldestInsertedBeyondItsCapacity) {
+  bounded_cache<int> cache(2);
+  cache.put("a", 1);
+  cache.put("b", 2);
+  cache.put("a", 10);  // replaced in place: still the oldest
+  ASSERT_NE(cache.find("a"), nullptr);
+  EXPECT_EQ(*cache.find("a"), 10);
+  cache.put("c", 3);
+  EXPECT_EQ(cache.find("a"), nullptr);
+  EXPECT_EQ(*cache.find("b"), 2);
+  EXPECT_EQ(*cache.find("c"), 3);
+  EXPECT_EQ(cache.size(), 2u);
+}
+
+// The evaluation cache holds at most cache_limit results: past it the oldest is evaluated again.
+TEST(Scheduler, TheEvaluationCacheIsBounded) {
+  caf::actor_system_config cfg;
+  add_message_types(cfg);
+  caf::actor_system system{cfg};
+  auto seen = std::make_shared<std::vector<std::string>>();
+  auto lock = std::make_shared<std::mutex>();
+  auto executor = caf::actor_cast<gpu_executor_actor>(system.spawn(slow_executor, seen, lock));
+  scheduler_options options{true, {}};
+  options.cache_limit = 2;
+  auto scheduler = spawn_scheduler(system, {executor}, options);
+  caf::scoped_actor self{system};
+  auto evaluate = [&](const std::string& id, const std::string& program) {
+    ExecRequest request;
+    request.set_request_id(id);
+    request.mutable_candidate()->set_source(program);
+    bool cached = false;
+    self->request(scheduler, std::chrono::seconds(10), request)
+        .receive([&](const ExecResult& r) { cached = r.from_cache(); },
+                 [&](const caf::error& e) { ADD_FAILURE() << system.render(e); });
+    return cached;
+  };
+  EXPECT_FALSE(evaluate("1", "class ModelNew: a = 1"));
+  EXPECT_FALSE(evaluate("2", "class ModelNew: a = 2"));
+  EXPECT_TRUE(evaluate("3", "class ModelNew: a = 1"));  // within the limit: from the cache
+  EXPECT_FALSE(evaluate("4", "class ModelNew: a = 3"));  // a third result: the first goes
+  EXPECT_FALSE(evaluate("5", "class ModelNew: a = 1"));
+  SchedulerStatus status;
+  self->request(scheduler, std::chrono::seconds(10), status_atom::value)
+      .receive([&](const SchedulerStatus& s) { status = s; }, [&](const caf::error& e) { ADD_FAILURE(); });
+  EXPECT_EQ(status.cached(), 2);
+  ASSERT_EQ(status.executors_size(), 1);
+  EXPECT_EQ(status.executors(0).name(), "local#0");
+  EXPECT_EQ(status.queued(), 0);
+  std::lock_guard<std::mutex> guard(*lock);
+  EXPECT_EQ(*seen, (std::vector<std::string>{"1", "2", "4", "5"}));
   self->send_exit(scheduler, caf::exit_reason::user_shutdown);
   self->send_exit(executor, caf::exit_reason::user_shutdown);
 }
