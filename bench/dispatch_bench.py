@@ -7,7 +7,12 @@ API, the scheduler, CAF's middleman between processes.
 - throughput: answers/s with 2000 requests in flight, as worker processes grow (1, 2, 4, 8,
   16, one executor each); the baseline is the 1-worker figure of the same run.
 
+- soak (--soak N): N requests through one worker, 2000 in flight at a time, and the server's
+  resident memory (VmRSS) after each 10% of them: with answers kept in memory at most
+  --max-answers (the request table's bound), it stays flat once that many are held.
+
     python3 bench/dispatch_bench.py [--kgym build/kgym] [--requests 2000] [--workers 1,2,4,8,16]
+    python3 bench/dispatch_bench.py --soak 100000 [--max-answers 10000]
 """
 import argparse
 import json
@@ -40,16 +45,16 @@ def make_certs() -> str:
 
 
 class Cluster:
-    def __init__(self, kgym: str, workers: int, certs: str = "", journal: bool = False):
+    def __init__(self, kgym: str, workers: int, certs: str = "", journal: bool = False, serve_args: list = ()):
         """`certs`: cluster credentials (make_certs): serve and workers then speak TLS.
-        `journal`: serve journals every request and answer (--state-dir)."""
+        `journal`: serve journals every request and answer (--state-dir). `serve_args`: more for serve."""
         self.tmp = tempfile.mkdtemp(prefix="kgym-dispatch-")
         self.state_dir = f"{self.tmp}/state" if journal else ""
         serve_tls = ["--cluster-certs", f"{certs}/serve"] if certs else []
         serve_tls += ["--state-dir", self.state_dir] if journal else []
         self.serve = subprocess.Popen([kgym, "serve", "--executors", "0", "--api", "tcp://127.0.0.1:*",
                                        "--endpoint-file", f"{self.tmp}/api", "--listen", "127.0.0.1:0",
-                                       "--listen-file", f"{self.tmp}/port"] + serve_tls,
+                                       "--listen-file", f"{self.tmp}/port"] + serve_tls + list(serve_args),
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.endpoint = wait_line(f"{self.tmp}/api")
         join = "127.0.0.1:" + wait_line(f"{self.tmp}/port")
@@ -149,6 +154,31 @@ def compare_tls(args) -> None:
           f"written at {best['tls+journal'][2]:.0f} requests/s")
 
 
+def rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
+
+
+def soak(args) -> None:
+    """args.soak requests through one worker, args.requests in flight at a time; the server's
+    RSS at the start (after the warm-up) and after every tenth."""
+    cluster = Cluster(args.kgym, 1, serve_args=["--max-answers", str(args.max_answers)])
+    start = rss_mib(cluster.serve.pid)
+    print(f"soak: {args.soak} requests, {args.requests} in flight, kgym serve --max-answers {args.max_answers}")
+    print(f"{'requests':>9} {'serve RSS MiB':>14} {'answers/s':>10}")
+    print(f"{0:>9} {start:>14.1f} {'':>10}")
+    done, step = 0, max(args.soak // 10, args.requests)
+    while done < args.soak:
+        rates = []
+        for _ in range(step // args.requests):
+            rates.append(cluster.run_batch(args.requests))
+        done += step // args.requests * args.requests
+        print(f"{done:>9} {rss_mib(cluster.serve.pid):>14.1f} {sum(rates) / len(rates):>10.0f}")
+    end = rss_mib(cluster.serve.pid)
+    cluster.close()
+    print(f"serve RSS: start {start:.1f} MiB, end {end:.1f} MiB ({end - start:+.1f} MiB over {done} requests)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kgym", default="build/kgym")
@@ -156,8 +186,13 @@ def main():
     parser.add_argument("--workers", default="1,2,4,8,16")
     parser.add_argument("--tls", action="store_true",
                         help="only compare plain, TLS (cluster credentials) and TLS + the request journal, same run")
+    parser.add_argument("--soak", type=int, default=0, help="only the soak: this many requests, RSS as they go")
+    parser.add_argument("--max-answers", type=int, default=10000, help="for the soak: kgym serve --max-answers")
     args = parser.parse_args()
     print(f"kgym dispatch bench: {platform.node()}, {os.cpu_count()} CPUs, {platform.platform()}")
+    if args.soak:
+        soak(args)
+        return
     if args.tls:
         compare_tls(args)
         return
