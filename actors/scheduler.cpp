@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "gpu/executor/eval_defaults.hpp"
@@ -43,6 +44,7 @@ using promise = caf::typed_response_promise<ExecResult>;
 struct pending {
   ExecRequest request;
   std::string key;
+  std::chrono::steady_clock::time_point deadline{};  // once placed (placement_deadline)
 };
 
 // Requests an executor may hold beyond the one it evaluates, while it builds their CUDA
@@ -65,10 +67,23 @@ struct scheduler_state {
   bool use_cache = true;
   scheduler_options bounds;  // for placement_deadline
   uint64_t next_token = 0;
-  static inline const char* name = "scheduler";
+  // When the deadline timer fires next. One timer for all placed requests: CAF 0.17 keeps a
+  // request's timeout in its clock until it fires, even once answered, so a timeout per request
+  // grew the server by every request of the last deadline (minutes of them).
+  std::optional<std::chrono::steady_clock::time_point> next_check;
 };
 
 using self_ptr = scheduler_actor::stateful_pointer<scheduler_state>;
+
+// Makes the deadline timer fire by `t`.
+void watch_deadline(self_ptr self, std::chrono::steady_clock::time_point t) {
+  auto& next = self->state.next_check;
+  if (next && *next <= t)
+    return;
+  next = t;
+  const auto wait = std::max(t - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration::zero());
+  self->delayed_send(self, std::chrono::duration_cast<std::chrono::microseconds>(wait), deadline_atom::value);
+}
 
 SchedulerStatus status_of(const scheduler_state& state) {
   SchedulerStatus status;
@@ -156,9 +171,11 @@ void place(self_ptr self, bool ahead) {
         deadline += placement_deadline(held.request, self->state.bounds);
       auto& job = e.in_flight[token] = std::move(*next);
       deadline += placement_deadline(job.request, self->state.bounds);
+      job.deadline = std::chrono::steady_clock::now() + deadline;
       self->state.queue.erase(next);
+      watch_deadline(self, job.deadline);
       auto a = addr;
-      self->request(e.handle, deadline, job.request)
+      self->request(e.handle, caf::infinite, job.request)
           .then([self, a, token](ExecResult& result) { finish(self, a, token, std::move(result)); },
                 [self, a, token](caf::error& error) {
                   auto it = self->state.executors.find(a);
@@ -166,11 +183,6 @@ void place(self_ptr self, bool ahead) {
                     return;
                   if (error == caf::sec::request_receiver_down || error == caf::sec::remote_linking_failed) {
                     lose(self, a, self->system().render(error));
-                    return;
-                  }
-                  if (error == caf::sec::request_timeout) {
-                    lose(self, a, "request " + it->second.in_flight[token].request.request_id() +
-                                      " unanswered past its deadline");
                     return;
                   }
                   const auto& request = it->second.in_flight[token].request;
@@ -183,6 +195,27 @@ void place(self_ptr self, bool ahead) {
                 });
     }
   }
+}
+
+// Executors holding a request past its deadline are lost (their work placed again); the timer
+// is then set for the earliest deadline left.
+void check_deadlines(self_ptr self) {
+  self->state.next_check.reset();
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<std::pair<caf::actor_addr, std::string>> late;
+  std::optional<std::chrono::steady_clock::time_point> earliest;
+  for (const auto& [addr, e] : self->state.executors)
+    for (const auto& [token, job] : e.in_flight) {
+      if (job.deadline <= now) {
+        late.emplace_back(addr, "request " + job.request.request_id() + " unanswered past its deadline");
+        break;
+      }
+      earliest = earliest ? std::min(*earliest, job.deadline) : job.deadline;
+    }
+  for (const auto& [addr, why] : late)
+    lose(self, addr, why);  // places their work again, which sets the timer for it
+  if (earliest)
+    watch_deadline(self, *earliest);
 }
 
 // Idle executors first, then builds ahead on busy ones.
@@ -261,6 +294,7 @@ scheduler_actor::behavior_type scheduler_impl(self_ptr self, std::vector<gpu_exe
         return p;
       },
       [self](status_atom) { return status_of(self->state); },
+      [self](deadline_atom) { check_deadlines(self); },
   };
 }
 

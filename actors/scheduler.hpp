@@ -27,6 +27,7 @@ namespace kgym {
 using join_atom = caf::atom_constant<caf::atom("join")>;
 using leave_atom = caf::atom_constant<caf::atom("leave")>;
 using status_atom = caf::atom_constant<caf::atom("status")>;
+using deadline_atom = caf::atom_constant<caf::atom("deadline")>;
 
 using scheduler_actor =
     caf::typed_actor<caf::replies_to<ExecRequest>::with<ExecResult>,
@@ -35,7 +36,9 @@ using scheduler_actor =
                      // no new work for it; answered once it has nothing in flight
                      caf::replies_to<leave_atom, caf::strong_actor_ptr>::with<caf::ok_atom>,
                      // the queue and the executors, now
-                     caf::replies_to<status_atom>::with<SchedulerStatus>>;
+                     caf::replies_to<status_atom>::with<SchedulerStatus>,
+                     // its own timer: executors holding a request past its deadline are lost
+                     caf::reacts_to<deadline_atom>>;
 
 struct scheduler_options {
   bool cache = true;
