@@ -633,17 +633,33 @@ caf::behavior slow_executor(caf::stateful_actor<slow_executor_state>* self,
   };
 }
 
+// A scheduler with one slow_executor, whose order of requests `seen` records.
+class SchedulerWithASlowExecutor : public ::testing::Test {
+ protected:
+  SchedulerWithASlowExecutor() : system(with_message_types(cfg)) {}
+  static caf::actor_system_config& with_message_types(caf::actor_system_config& c) {
+    add_message_types(c);
+    return c;
+  }
+  ~SchedulerWithASlowExecutor() override {
+    self->send_exit(scheduler, caf::exit_reason::user_shutdown);
+    self->send_exit(executor, caf::exit_reason::user_shutdown);
+  }
+  void start(const scheduler_options& options) { scheduler = spawn_scheduler(system, {executor}, options); }
+
+  caf::actor_system_config cfg;
+  caf::actor_system system;
+  std::shared_ptr<std::vector<std::string>> seen = std::make_shared<std::vector<std::string>>();
+  std::shared_ptr<std::mutex> lock = std::make_shared<std::mutex>();
+  gpu_executor_actor executor = caf::actor_cast<gpu_executor_actor>(system.spawn(slow_executor, seen, lock));
+  scheduler_actor scheduler;
+  caf::scoped_actor self{system};
+};
+
 // A request that builds CUDA extensions goes to a busy executor ahead of its turn (its build
 // workers compile while the device evaluates); other requests wait for an idle one.
-TEST(Scheduler, SendsRequestsWithExtensionsAheadToBuild) {
-  caf::actor_system_config cfg;
-  add_message_types(cfg);
-  caf::actor_system system{cfg};
-  auto seen = std::make_shared<std::vector<std::string>>();
-  auto lock = std::make_shared<std::mutex>();
-  auto executor = caf::actor_cast<gpu_executor_actor>(system.spawn(slow_executor, seen, lock));
-  auto scheduler = spawn_scheduler(system, {executor}, scheduler_options{false, {}});
-  caf::scoped_actor self{system};
+TEST_F(SchedulerWithASlowExecutor, SendsRequestsWithExtensionsAheadToBuild) {
+  start(scheduler_options{false, {}});
   const std::string plain = "class ModelNew: pass";
   const std::string cuda = "from torch.utils.cpp_extension import load_inline\nclass ModelNew: pass";
   std::vector<std::pair<std::string, std::string>> sent = {{"plain0", plain}, {"plain1", plain}, {"cuda2", cuda},
@@ -666,8 +682,6 @@ TEST(Scheduler, SendsRequestsWithExtensionsAheadToBuild) {
   EXPECT_EQ(answered.size(), sent.size());
   std::lock_guard<std::mutex> guard(*lock);
   EXPECT_EQ(seen->back(), "plain1");  // placed once the executor was idle again
-  self->send_exit(scheduler, caf::exit_reason::user_shutdown);
-  self->send_exit(executor, caf::exit_reason::user_shutdown);
 }
 
 TEST(BoundedCache, ForgetsTheOldestInsertedBeyondItsCapacity) {
@@ -685,17 +699,10 @@ TEST(BoundedCache, ForgetsTheOldestInsertedBeyondItsCapacity) {
 }
 
 // The evaluation cache holds at most cache_limit results: past it the oldest is evaluated again.
-TEST(Scheduler, TheEvaluationCacheIsBounded) {
-  caf::actor_system_config cfg;
-  add_message_types(cfg);
-  caf::actor_system system{cfg};
-  auto seen = std::make_shared<std::vector<std::string>>();
-  auto lock = std::make_shared<std::mutex>();
-  auto executor = caf::actor_cast<gpu_executor_actor>(system.spawn(slow_executor, seen, lock));
+TEST_F(SchedulerWithASlowExecutor, TheEvaluationCacheIsBounded) {
   scheduler_options options{true, {}};
   options.cache_limit = 2;
-  auto scheduler = spawn_scheduler(system, {executor}, options);
-  caf::scoped_actor self{system};
+  start(options);
   auto evaluate = [&](const std::string& id, const std::string& program) {
     ExecRequest request;
     request.set_request_id(id);
@@ -720,8 +727,6 @@ TEST(Scheduler, TheEvaluationCacheIsBounded) {
   EXPECT_EQ(status.queued(), 0);
   std::lock_guard<std::mutex> guard(*lock);
   EXPECT_EQ(*seen, (std::vector<std::string>{"1", "2", "4", "5"}));
-  self->send_exit(scheduler, caf::exit_reason::user_shutdown);
-  self->send_exit(executor, caf::exit_reason::user_shutdown);
 }
 
 // An executor that takes every request and never answers (a worker whose link is gone but
