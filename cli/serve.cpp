@@ -417,10 +417,12 @@ int run_serve(const std::vector<std::string>& argv) {
       if (e.answer) {
         requests.restore_answer(*e.answer, now);
         ++kept;
-        if (e.route && !e.delivered && !deliver(*e.route, *e.answer))
-          ++undelivered;  // its client has not reconnected yet
-        else if (e.route && !e.delivered)
-          journal->delivered(e.request.request_id());
+        if (e.route && !e.delivered) {
+          if (deliver(*e.route, *e.answer))
+            journal->delivered(e.request.request_id());
+          else
+            ++undelivered;  // its client has not reconnected yet
+        }
         continue;
       }
       if (!e.request.has_task() && suite.count(e.request.task_id()))

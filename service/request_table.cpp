@@ -1,5 +1,7 @@
 #include "service/request_table.hpp"
 
+#include <algorithm>
+
 namespace kgym {
 
 request_table::seen request_table::submit_zmq(const std::string& id, const ReplyRoute& route) {
@@ -46,19 +48,25 @@ const EvalResult* request_table::answer_of(const std::string& id) const {
 
 void request_table::long_poll(const std::string& id, const std::string& connection, time_point deadline) {
   entries_[id].http.push_back({connection, deadline});
+  polls_.emplace(deadline, std::make_pair(id, connection));
 }
 
 std::vector<std::pair<std::string, std::string>> request_table::expired_polls(time_point now) {
   std::vector<std::pair<std::string, std::string>> expired;
-  for (auto& [id, e] : entries_)
-    for (auto w = e.http.begin(); w != e.http.end();) {
-      if (w->deadline > now) {
-        ++w;
-        continue;
-      }
-      expired.emplace_back(id, w->connection);
-      w = e.http.erase(w);
-    }
+  for (auto poll = polls_.begin(); poll != polls_.end() && poll->first <= now; poll = polls_.erase(poll)) {
+    const auto& [id, connection] = poll->second;
+    auto found = entries_.find(id);
+    if (found == entries_.end())
+      continue;
+    auto& waiting = found->second.http;
+    auto w = std::find_if(waiting.begin(), waiting.end(), [&](const http_waiter& h) {
+      return h.connection == connection && h.deadline == poll->first;
+    });
+    if (w == waiting.end())
+      continue;  // answered before its deadline
+    expired.emplace_back(id, connection);
+    waiting.erase(w);
+  }
   return expired;
 }
 

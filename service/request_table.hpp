@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -102,6 +103,9 @@ class request_table {
   std::unordered_map<std::string, entry> entries_;
   std::deque<std::pair<time_point, std::string>> answered_order_;  // oldest answer first
   std::deque<std::pair<time_point, redelivery>> redeliveries_;      // (next try, what)
+  // Every long poll by its deadline, (id, connection), so finding the expired ones never walks
+  // the answers kept; one answered first is still here until its deadline and then skipped.
+  std::multimap<time_point, std::pair<std::string, std::string>> polls_;
   size_t in_flight_ = 0;
 };
 

@@ -356,6 +356,7 @@ TEST(RequestTable, LongPollsEndAtTheirDeadline) {
   ASSERT_EQ(expired.size(), 1u);
   EXPECT_EQ(expired[0], (std::pair<std::string, std::string>{"a", "early"}));
   EXPECT_EQ(table.finish(answer_for("a"), t0).http, std::vector<std::string>{"late"});
+  EXPECT_TRUE(table.expired_polls(t0 + std::chrono::seconds(4)).empty());  // answered: not expired too
 }
 
 TEST(RequestTable, AnUndeliveredAnswerIsTriedAgainUntilItsLimit) {
@@ -633,14 +634,16 @@ caf::behavior slow_executor(caf::stateful_actor<slow_executor_state>* self,
   };
 }
 
+// `c` with kgym's message types, for an actor system built from it in a fixture's initializer.
+caf::actor_system_config& with_message_types(caf::actor_system_config& c) {
+  add_message_types(c);
+  return c;
+}
+
 // A scheduler with one slow_executor, whose order of requests `seen` records.
 class SchedulerWithASlowExecutor : public ::testing::Test {
  protected:
   SchedulerWithASlowExecutor() : system(with_message_types(cfg)) {}
-  static caf::actor_system_config& with_message_types(caf::actor_system_config& c) {
-    add_message_types(c);
-    return c;
-  }
   ~SchedulerWithASlowExecutor() override {
     self->send_exit(scheduler, caf::exit_reason::user_shutdown);
     self->send_exit(executor, caf::exit_reason::user_shutdown);
@@ -743,11 +746,7 @@ gpu_executor_actor::behavior_type black_hole(gpu_executor_actor::pointer self,
 // but not yet noticed) and one that answers at once.
 class SchedulerWithABlackHole : public ::testing::Test {
  protected:
-  SchedulerWithABlackHole() : system(add_message_types_to(cfg)) {}
-  static caf::actor_system_config& add_message_types_to(caf::actor_system_config& c) {
-    add_message_types(c);
-    return c;
-  }
+  SchedulerWithABlackHole() : system(with_message_types(cfg)) {}
   ~SchedulerWithABlackHole() override {
     for (auto actor : {caf::actor_cast<caf::actor>(scheduler), caf::actor_cast<caf::actor>(hole),
                        caf::actor_cast<caf::actor>(fresh)})
