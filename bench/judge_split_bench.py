@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 
+import harness_parts
 import kernelbench_tasks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -93,7 +94,7 @@ def main():
         bad = [r for r in results[name] if r.get("verdict") != "OK"]
         for r in bad:
             print(f"  {name} {r.get('task_id')}: {r.get('verdict')} {r.get('message', '')[:300]}")
-    print_parts(results, names)
+    harness_parts.print_parts({name: results[name] for name in names})
     if len(names) == 2:
         common = [t for t in by_task["after"] if t in by_task["before"]
                   and all(r.get("verdict") == "OK" for r in by_task["after"][t] + by_task["before"][t])]
@@ -101,23 +102,6 @@ def main():
         after = sum(r["wall_s"] for t in common for r in by_task["after"][t])
         if common:
             print(f"wall time after / before over the {len(common)} tasks OK in both: {after / before:.3f}")
-
-
-def print_parts(results: dict, names: list) -> None:
-    """Mean seconds per evaluation of each part in harness_seconds (OK evaluations), per build;
-    the parts done while the process waited as the next one (confine, cuda_init) are not on
-    the evaluation's path."""
-    ok = {name: [r for r in results[name] if r.get("verdict") == "OK"] for name in names}
-    parts = sorted({p for rows in ok.values() for r in rows for p in r.get("harness_seconds", {})})
-    print("| part (mean s per evaluation) | " + " | ".join(names) + " |")
-    print("|---|" + "---|" * len(names))
-    for part in parts + ["wall_s"]:
-        cells = []
-        for name in names:
-            rows = ok[name]
-            values = [r.get(part, 0) if part == "wall_s" else r.get("harness_seconds", {}).get(part, 0) for r in rows]
-            cells.append(f"{statistics.fmean(values):.3f}" if rows else "-")
-        print(f"| {part} | " + " | ".join(cells) + " |")
 
 
 def device_name(results: dict) -> str:

@@ -26,6 +26,7 @@ import tempfile
 import time
 from collections import Counter
 
+import harness_parts
 import kernelbench_tasks
 
 from local_serve import ROOT, local_serve  # first: it puts the client on the path
@@ -85,6 +86,7 @@ def report(level: int, results: list, elapsed_s: float) -> None:
               f"timed {statistics.fmean(r.get('timed_s', 0) for r in ok):.2f} s and wall "
               f"{statistics.fmean(r.get('wall_s', 0) for r in ok):.2f} s per evaluation, speedup_rse mean "
               f"{statistics.fmean(r.get('speedup_rse', 0) for r in ok):.5f}")
+    harness_parts.print_parts({f"level {level}": results})
     for r in results:
         if r.get("verdict") != "OK":
             print(f"  not OK: {r.get('task_id')}: {r.get('verdict')} ({r.get('failed_phase', '')}) "

@@ -391,7 +391,7 @@ TEST(Containment, NoWorldWritableHostDirectoryKeepsAFile) {
 
 // Evaluations cannot see each other: a candidate that stops every process it can see (the
 // prepared next evaluation's candidate, were it the same uid) sees none, and the evaluation
-// after it is OK.
+// after it is OK. As root it runs as pid 1 of a pid namespace of its own.
 TEST(Containment, ACandidateSeesAndStopsNoOtherProcess) {
   if (test_device() == CUDA && !gpu_present())
     GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
@@ -399,9 +399,35 @@ TEST(Containment, ACandidateSeesAndStopsNoOtherProcess) {
   EXPECT_NE(r.message().find("seen 0 stopped 0"), std::string::npos) << r.message();
   ExecResult after = evaluator().evaluate(request_for("gelu_scale_residual", "correct_after_stopping", fused_candidate()));
   EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);
-  bool hidden = false;
-  for (const auto& granted : r.isolation()) hidden |= granted == "candidate:hidepid";
+  bool hidden = false, own_pids = false;
+  for (const auto& granted : r.isolation()) {
+    hidden |= granted == "candidate:hidepid";
+    own_pids |= granted == "candidate:pidns";
+  }
   EXPECT_TRUE(hidden || ::geteuid() != 0) << "as root the candidate's /proc hides other uids";
+  if (::geteuid() == 0) {  // a pid namespace of its own: it is pid 1 there
+    EXPECT_TRUE(own_pids) << summary_line(r);
+    EXPECT_NE(r.message().find("pid 1 seen"), std::string::npos) << r.message();
+  }
+}
+
+// Only its own descriptors: the zygote forks the next evaluation's processes while it holds
+// the running one's pipes and sockets; a candidate that looks for them and writes a forged
+// frame into each fails with its own error (before the sweep one frame reached the executor,
+// which ruled the channel forged). On the CPU, where nothing else makes pipes, it finds its own
+// channel and its own hold pipe only (CUDA and CUPTI make pipes and sockets of their own).
+// (A held copy of the hold pipe's write end also kept the last candidate process from ever
+// seeing its end: it was killed at the 1 s deadline after every evaluation.)
+TEST(Containment, ACandidateHoldsOnlyItsOwnDescriptors) {
+  if (test_device() == CUDA && !gpu_present())
+    GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
+  ExecResult before = evaluator().evaluate(request_for("gelu_scale_residual", "correct_before_fds", fused_candidate()));
+  EXPECT_EQ(Verdict_Name(before.verdict()), "OK") << summary_line(before);
+  ExecResult r = evaluator().evaluate(appended_request("holds_inherited_fds"));
+  EXPECT_NE(r.message().find(test_device() == CUDA ? "RuntimeError: pipes " : "pipes 1 sockets 1"), std::string::npos)
+      << r.message();
+  ExecResult after = evaluator().evaluate(request_for("gelu_scale_residual", "correct_after_fds", fused_candidate()));
+  EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);
 }
 
 // Mount points in this process's sandboxes (work roots are named kgym-sandbox-PID-N).

@@ -17,4 +17,4 @@ for _entry in os.listdir("/proc"):
     except OSError:
         pass
 
-raise RuntimeError(f"seen {len(_seen)} stopped {len(_stopped)}: {_seen[:5]}")
+raise RuntimeError(f"pid {os.getpid()} seen {len(_seen)} stopped {len(_stopped)}: {_seen[:5]}")

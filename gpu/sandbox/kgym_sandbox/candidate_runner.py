@@ -12,6 +12,7 @@ import torch
 
 from . import channel as channel_mod
 from . import compare, cost_model, device_memory, extensions, failures, integrity, isolation, numerics, packing, precision, program, shared_tensors
+from .laps import Laps
 
 
 class Runner:
@@ -22,7 +23,7 @@ class Runner:
         self.recorder, self.tracer, self.bindings = recorder, tracer, bindings
         self.driver = shared_tensors.CudaDriver() if device == "cuda" else None
         self.model = None
-        self.granted, self.confine_error, self.confine_seconds = [], None, {}
+        self.granted, self.confine_error, self.confine_seconds = [], None, {}  # zygote.runner_main
         self.input_sets, self.slots = [[]], [[]]  # per call of a batch: its inputs, its output buffers
         self.phase = None
         self.core = None  # the timing core, taken at the first request (zygote.timing_cores)
@@ -46,13 +47,17 @@ class Runner:
 
     def build(self, message, fds):
         """Loads the candidate's module and builds ModelNew(*init_inputs) under the judge's seed
-        (`overrides`: the task's CPU sizes, for the reference runner)."""
+        (`overrides`: the task's CPU sizes, for the reference runner). Says where the time went
+        (`seconds`: build_*)."""
+        seconds = {}
+        lap = Laps(seconds)
         if self.limited:
             limits = isolation.evaluation_limits(self.device, int(message.get("memory_limit_mb") or 4096))
             self.granted += isolation.set_limits(limits)
         self.recorder.candidate_file = os.path.join(self.workdir, "kgym_candidate.py")
         extensions.install_loader(os.path.join(self.workdir, "extensions"), self.device,  # built ahead, by kgym
                                   self.recorder.note_call)
+        lap("build_limits")
         try:
             module = program.load_program(self.recorder.candidate_file, "kgym_candidate", str(message["source"]),
                                           dict(message.get("overrides") or {}))
@@ -60,14 +65,19 @@ class Runner:
             return self.refusal("COMPILE_ERROR", "candidate does not load: " + failures.last_line(exc))
         if not isinstance(getattr(module, "ModelNew", None), type):
             return self.refusal("COMPILE_ERROR", "candidate defines no class ModelNew")
+        lap("build_program")
         init_inputs = packing.unpack(message["init_inputs"], self.map_arena(message["arena"], fds))
+        lap("build_inputs")
         torch.manual_seed(int(message["seed"]))
         try:
             with torch.device(self.device):
                 self.model = precision.move(module.ModelNew(*init_inputs), precision.dtype_of(message.get("precision")))
         except BaseException as exc:
             return self.refusal("COMPILE_ERROR", "ModelNew(*get_init_inputs()) failed: " + failures.last_line(exc))
-        return {"patched": integrity.patched(self.bindings), "limits": self.granted}
+        lap("build_model")
+        patched = integrity.patched(self.bindings)
+        lap("build_integrity")
+        return {"patched": patched, "limits": self.granted, "seconds": seconds}
 
     def state(self, message, fds):
         """Parameters and buffers for the model, by name (the reference runner's, from the judge)."""
@@ -183,9 +193,9 @@ class Runner:
         return {"error": {"verdict": verdict, "message": text[:failures.MAX_MESSAGE_CHARS]}}
 
     def map_arena(self, described: dict, fds: list) -> list:
-        arena = shared_tensors.Arena(self.device, described["tensors"], self.driver, handle=described.get("handle", ""),
-                                     fd=os.dup(fds[0]) if fds else -1)
-        return arena.tensors
+        if not fds:
+            raise ValueError("a shared arena without its descriptor")
+        return shared_tensors.Arena(self.device, described["tensors"], self.driver, fd=os.dup(fds[0])).tensors
 
     def copy_to(self, slot: list, flat: list) -> str:
         """Copies the outputs into the judge's buffers; what differs in their layout, if anything."""

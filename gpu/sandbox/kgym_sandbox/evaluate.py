@@ -17,6 +17,7 @@ import torch
 
 from . import (compare, cost_model, device_memory, failures, local_candidate, numerics, packing, precision, program,
                timing, tracking)
+from .laps import Laps
 from .failures import Failure, failure_from  # noqa: F401  (callers catch evaluate.Failure)
 
 # A mirror of gpu/executor/eval_defaults.cpp, for callers that are not the executor (the
@@ -73,23 +74,6 @@ def interpreter_profile(reference, candidate, inputs: list, atol: float, rtol: f
         if not verdict["correct"] and wrong is None:
             wrong = f"{mode} mode, profiled pass: {verdict['message']}"
     return {"evidence_source": "cpu_cost_model", "coverage": min(coverage), "modeled_speedup": min(speedup)}, wrong
-
-
-class Laps:
-    """Parts of a phase in `seconds` (phase frames stay per phase: they set the executor's
-    deadlines)."""
-
-    def __init__(self, seconds: dict):
-        self.seconds, self.since = seconds, time.perf_counter()
-
-    def __call__(self, name: str) -> None:
-        now = time.perf_counter()
-        self.seconds[name] = self.seconds.get(name, 0.0) + now - self.since
-        self.since = now
-
-    def skip(self) -> None:
-        """What ran since the last lap counted itself."""
-        self.since = time.perf_counter()
 
 
 def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_gpu=lambda: None,

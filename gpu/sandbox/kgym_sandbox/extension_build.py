@@ -30,7 +30,11 @@ def run_confined(workdir: str, uid: int, limit_s: float, work) -> dict:
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:
-        os.close(read_end)
+        # Only its answer pipe: the builder's own channel (stdin, stdout) is not the candidate's.
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(null, 1)
+        isolation.close_fds_except({write_end})
         try:
             _, inside = isolation.confine(workdir, uid)
             isolation.set_limits({"RLIMIT_CORE": 0, "RLIMIT_NPROC": 1024, "RLIMIT_FSIZE": 1 << 30,

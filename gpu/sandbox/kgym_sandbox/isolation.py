@@ -12,6 +12,7 @@ import sys
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
+CLONE_NEWPID = 0x20000000
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
 MS_BIND = 4096
@@ -36,6 +37,45 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 def _unshare(flags: int) -> bool:
     return _libc.unshare(flags) == 0
+
+
+class PidNamespaces:
+    """Forks chosen children into a pid namespace of their own (root only): unshare before the
+    fork sets where this process's next child goes, setns to our own namespace (opened once)
+    puts the ones after it back. The child is pid 1 there: the /proc it mounts shows only its
+    namespace's processes, it can name (signal, trace) no process outside, and when it exits
+    the kernel kills every process it left in the namespace."""
+
+    def __init__(self):
+        try:
+            self.own = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            self.own = -1
+
+    def fork(self) -> tuple:
+        """(os.fork()'s value, whether the child has a pid namespace of its own)."""
+        isolated = self.own >= 0 and _unshare(CLONE_NEWPID)
+        pid = os.fork()
+        if pid == 0:
+            if self.own >= 0:
+                os.close(self.own)
+            return 0, isolated
+        if isolated and _libc.setns(self.own, CLONE_NEWPID) != 0:
+            # Every later child would go into a namespace whose init may be gone: stop here.
+            raise OSError(ctypes.get_errno(), "kgym zygote: could not return to its own pid namespace")
+        return pid, isolated
+
+
+def close_fds_except(keep: set) -> None:
+    """In a freshly forked child, before any candidate code: closes every descriptor above the
+    standard streams but `keep`. The zygote holds the running evaluation's pipes and sockets
+    when it forks the next one's processes; none of them may reach those (a held copy of a
+    pipe's write end also keeps its reader from ever seeing the end)."""
+    low = 3
+    for fd in sorted(f for f in keep if f >= 3):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, os.sysconf("SC_OPEN_MAX"))
 
 
 def _mount(source: str, target: str, flags: int, fstype: str = None, data: str = None) -> bool:
@@ -196,6 +236,8 @@ def _hide_other_processes(granted: list) -> None:
     if "mountns" in granted and os.geteuid() == 0 and \
             _mount("proc", "/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "proc", "hidepid=2"):
         granted.append("hidepid")
+    if os.getpid() == 1:  # PidNamespaces: that /proc lists the namespace's processes only
+        granted.append("pidns")
 
 
 def set_limits(limits: dict) -> list:

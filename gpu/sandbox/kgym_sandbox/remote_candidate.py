@@ -22,7 +22,9 @@ class RemoteCandidate:
         self.trusted = trusted
         self.memory_limit_mb = memory_limit_mb
         self.isolation = []  # what the candidate process said confinement granted it
-        self.confine_seconds = {}  # what confining itself cost the process, by its report before any candidate code
+        # What confining itself (ping) and building (build) cost the process, by its own report:
+        # the reference runner's are kgym's, the candidate process's are informative only.
+        self.reported_seconds = {}
         self.driver = shared_tensors.CudaDriver() if device == "cuda" else None
         self.overhead_s = 0.0  # timing.plan sets it
         self.input_arena, self.input_layout, self.input_sets = None, None, 0  # the candidate's copies
@@ -88,6 +90,12 @@ class RemoteCandidate:
                                         f"its share ({held}), failed ({failure.verdict}): {failure.message}",
                                         [{"kind": "candidate_out_of_device_memory", "detail": failure.message[:200],
                                           "source": "judge"}], own_memory=True)
+            # Its own allocation failed first, or kgym's did (zygote.sample_failed_device): one
+            # verdict, one account, whichever process lost the race for the last bytes.
+            return failures.Failure(failure.verdict, failure.phase, f"the candidate exhausted the GPU's memory "
+                                    f"({held}): {failure.message}",
+                                    [{"kind": "candidate_out_of_device_memory", "detail": held[:200],
+                                      "source": "judge"}])
         return failure
 
     def forged(self, phase: str, detail: str) -> failures.Failure:
@@ -102,10 +110,7 @@ class RemoteCandidate:
         answer = self.request("load", {"op": "ping"}, internal_ok=True)
         if isinstance(answer.get("isolation"), list):
             self.isolation = [str(g)[:100] for g in answer["isolation"][:30]]
-        seconds = answer.get("seconds")
-        if isinstance(seconds, dict):  # what confining itself cost it (harness_seconds candidate_confine*)
-            self.confine_seconds = {k: float(v) for k, v in list(seconds.items())[:10]
-                                    if isinstance(k, str) and k.startswith("confine") and isinstance(v, (int, float))}
+        self.note_seconds(answer, "confine")
 
     def build(self, init_inputs: list, seed: int, overrides: dict = None, dtype=torch.float32) -> list:
         """Loads the candidate and builds ModelNew; returns what it patched, if anything."""
@@ -123,8 +128,17 @@ class RemoteCandidate:
                                 arena.fds())
         return pending, arena  # the arena lives until the answer: the process maps it first
 
+    def note_seconds(self, answer: dict, prefix: str) -> None:
+        """Keeps the answer's "seconds" whose names start with `prefix` (at most 10)."""
+        seconds = answer.get("seconds")
+        if isinstance(seconds, dict):
+            self.reported_seconds.update({k: float(v) for k, v in list(seconds.items())[:10]
+                                          if isinstance(k, str) and k.startswith(prefix) and
+                                          isinstance(v, (int, float))})
+
     def built(self, started: tuple) -> list:
         answer = self.collect(started[0])
+        self.note_seconds(answer, "build_")
         if isinstance(answer.get("limits"), list):
             self.isolation = [str(g)[:100] for g in answer["limits"][:30]]
         return self.patched(answer)

@@ -1,11 +1,11 @@
 """Tensors shared between the judge and the candidate process, without host copies on the GPU.
 
-The judge owns every buffer it shares (inputs for the candidate, on the CPU also the output
-slots): each is an allocation of its own (a sealed memfd on the CPU, a cuMemAlloc on the GPU),
-so a handle to one never exposes the judge's other memory. An IPC handle opens a whole
-allocation, and the caching allocator packs many tensors into one; so the judge never shares
-caching-allocator memory. Outputs come back the same way: the candidate's calls copy them
-into output buffers of the judge's; nothing of the candidate's memory is ever mapped here.
+The judge owns every buffer it shares (inputs for the candidate, output slots): each is an
+allocation of its own (a sealed memfd on the CPU, a cuMemCreate allocation on the GPU), handed
+over as a file descriptor, so a descriptor never exposes the judge's other memory (the caching
+allocator packs many tensors into one allocation; the judge never shares its memory). Outputs
+come back the same way: the candidate's calls copy them into output buffers of the judge's;
+nothing of the candidate's memory is ever mapped here.
 """
 import ctypes
 import fcntl
@@ -15,7 +15,8 @@ import os
 import torch
 
 F_ADD_SEALS, F_SEAL_SEAL, F_SEAL_SHRINK, F_SEAL_GROW = 1033, 1, 2, 4
-CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1
+CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_HANDLE_TYPE_POSIX_FD, CU_MEM_LOCATION_TYPE_DEVICE = 1, 1, 1
+CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3
 CUDA_ERROR_OUT_OF_MEMORY = 2
 MAX_DIMS = 16
 
@@ -51,17 +52,35 @@ def checked_spec(value) -> dict:
     return {"shape": list(value["shape"]), "dtype": dtype_name(dtype_of(value["dtype"]))}
 
 
-class _IpcHandle(ctypes.Structure):
-    _fields_ = [("reserved", ctypes.c_byte * 64)]
+class _Location(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_int), ("id", ctypes.c_int)]
+
+
+class _AllocFlags(ctypes.Structure):
+    _fields_ = [("compressionType", ctypes.c_ubyte), ("gpuDirectRDMACapable", ctypes.c_ubyte),
+                ("usage", ctypes.c_ushort), ("reserved", ctypes.c_ubyte * 4)]
+
+
+class _AllocationProp(ctypes.Structure):  # CUmemAllocationProp (cuda.h)
+    _fields_ = [("type", ctypes.c_int), ("requestedHandleTypes", ctypes.c_int), ("location", _Location),
+                ("win32HandleMetaData", ctypes.c_void_p), ("allocFlags", _AllocFlags)]
+
+
+class _AccessDesc(ctypes.Structure):  # CUmemAccessDesc
+    _fields_ = [("location", _Location), ("flags", ctypes.c_int)]
 
 
 class CudaDriver:
-    """The few driver calls IPC needs, on the context PyTorch made current."""
+    """The few driver calls sharing needs, on the context PyTorch made current. Memory is
+    shared through the virtual memory API: cuMemCreate, exported as a file descriptor that
+    travels over the channel (SCM_RIGHTS) and is imported and mapped on the other side. Unlike
+    legacy IPC handles (cuIpcGetMemHandle), which the driver ties to the exporting process's
+    pid and cannot open from another pid namespace, a descriptor works whatever namespace the
+    candidate's process is in, and only a process handed it can map the memory."""
 
     def __init__(self):
         self.lib = ctypes.CDLL("libcuda.so.1")
-        self.opened = {}  # handle bytes -> (base, size): a handle can be opened once per process
-
+        self._granularity = None
 
     def _check(self, rc: int, what: str) -> None:
         if rc != 0:
@@ -69,39 +88,65 @@ class CudaDriver:
 
     allocated = 0  # bytes this process allocated for sharing, over all drivers (device_memory)
 
-    def alloc(self, nbytes: int) -> int:
+    def _device(self) -> int:
+        device = ctypes.c_int()
+        self._check(self.lib.cuCtxGetDevice(ctypes.byref(device)), "cuCtxGetDevice")
+        return device.value
+
+    def _prop(self) -> _AllocationProp:
+        return _AllocationProp(type=CU_MEM_ALLOCATION_TYPE_PINNED, requestedHandleTypes=CU_MEM_HANDLE_TYPE_POSIX_FD,
+                               location=_Location(CU_MEM_LOCATION_TYPE_DEVICE, self._device()))
+
+    def rounded(self, nbytes: int) -> int:
+        """`nbytes` rounded up to the allocation granularity (2 MiB on an H100): the size both
+        sides map."""
+        if self._granularity is None:
+            granularity = ctypes.c_size_t()
+            self._check(self.lib.cuMemGetAllocationGranularity(ctypes.byref(granularity), ctypes.byref(self._prop()),
+                                                              0), "cuMemGetAllocationGranularity")
+            self._granularity = max(granularity.value, 1)
+        return -(-max(nbytes, 1) // self._granularity) * self._granularity
+
+    def _map(self, handle: ctypes.c_uint64, size: int) -> int:
+        """Reserves an address range, maps the allocation there and makes it read-write for
+        this device; the range's start."""
         ptr = ctypes.c_uint64()
-        rc = self.lib.cuMemAlloc_v2(ctypes.byref(ptr), ctypes.c_size_t(max(nbytes, 1)))
-        if rc == CUDA_ERROR_OUT_OF_MEMORY:
-            raise torch.OutOfMemoryError(f"CUDA out of memory: cuMemAlloc of {nbytes / (1 << 30):.2f} GiB to share")
-        self._check(rc, "cuMemAlloc")
-        CudaDriver.allocated += max(nbytes, 1)
+        self._check(self.lib.cuMemAddressReserve(ctypes.byref(ptr), ctypes.c_size_t(size), ctypes.c_size_t(0),
+                                                 ctypes.c_uint64(0), ctypes.c_ulonglong(0)), "cuMemAddressReserve")
+        self._check(self.lib.cuMemMap(ptr, ctypes.c_size_t(size), ctypes.c_size_t(0), handle, ctypes.c_ulonglong(0)),
+                    "cuMemMap")
+        access = _AccessDesc(_Location(CU_MEM_LOCATION_TYPE_DEVICE, self._device()), CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+        self._check(self.lib.cuMemSetAccess(ptr, ctypes.c_size_t(size), ctypes.byref(access), ctypes.c_size_t(1)),
+                    "cuMemSetAccess")
         return ptr.value
 
-    def allocation_of(self, ptr: int) -> tuple:
-        base, size = ctypes.c_uint64(), ctypes.c_size_t()
-        self._check(self.lib.cuMemGetAddressRange_v2(ctypes.byref(base), ctypes.byref(size), ctypes.c_uint64(ptr)),
-                    "cuMemGetAddressRange")
-        return base.value, size.value
+    def alloc(self, nbytes: int) -> tuple:
+        """(device pointer, descriptor to hand over) of a new allocation of at least `nbytes`."""
+        size = self.rounded(nbytes)
+        handle = ctypes.c_uint64()
+        rc = self.lib.cuMemCreate(ctypes.byref(handle), ctypes.c_size_t(size), ctypes.byref(self._prop()),
+                                  ctypes.c_ulonglong(0))
+        if rc == CUDA_ERROR_OUT_OF_MEMORY:
+            raise torch.OutOfMemoryError(f"CUDA out of memory: cuMemCreate of {size / (1 << 30):.2f} GiB to share")
+        self._check(rc, "cuMemCreate")
+        ptr = self._map(handle, size)
+        fd = ctypes.c_int(-1)
+        self._check(self.lib.cuMemExportToShareableHandle(ctypes.byref(fd), handle, CU_MEM_HANDLE_TYPE_POSIX_FD,
+                                                          ctypes.c_ulonglong(0)), "cuMemExportToShareableHandle")
+        CudaDriver.allocated += size
+        return ptr, fd.value
 
-    def export(self, base: int) -> str:
-        """The IPC handle (hex) of an allocation of this process."""
-        handle = _IpcHandle()
-        self._check(self.lib.cuIpcGetMemHandle(ctypes.byref(handle), ctypes.c_uint64(base)), "cuIpcGetMemHandle")
-        return ctypes.string_at(ctypes.addressof(handle), 64).hex()
-
-    def open(self, handle_hex: str) -> tuple:
-        """(base, size) of the allocation another process exported."""
-        if handle_hex not in self.opened:
-            raw = bytes.fromhex(handle_hex)
-            if len(raw) != 64:
-                raise ValueError("malformed IPC handle")
-            handle, base = _IpcHandle(), ctypes.c_uint64()
-            ctypes.memmove(ctypes.addressof(handle), raw, 64)
-            self._check(self.lib.cuIpcOpenMemHandle_v2(ctypes.byref(base), handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
-                        "cuIpcOpenMemHandle")
-            self.opened[handle_hex] = self.allocation_of(base.value)
-        return self.opened[handle_hex]
+    def open(self, fd: int, nbytes: int) -> int:
+        """Maps the allocation another process handed over as `fd` (closed here); its start.
+        Mapping more than the allocation holds fails in the driver."""
+        handle = ctypes.c_uint64()
+        try:
+            self._check(self.lib.cuMemImportFromShareableHandle(ctypes.byref(handle), ctypes.c_void_p(fd),
+                                                                CU_MEM_HANDLE_TYPE_POSIX_FD),
+                        "cuMemImportFromShareableHandle")
+        finally:
+            os.close(fd)
+        return self._map(handle, self.rounded(nbytes))
 
 
 class _CudaArray:
@@ -132,24 +177,21 @@ def layout(specs: list) -> tuple:
 
 class Arena:
     """Tensors in one allocation of their own, made by the judge and shared with the
-    candidate process: a sealed memfd on the CPU (the candidate can neither shrink it under the
-    judge's mapping nor grow it), a cuMemAlloc shared by IPC handle on the GPU. One handle
-    opens the whole arena and nothing else of the judge's memory. `handle`/`fd` given: the
-    candidate's side, mapping what the judge described."""
+    candidate process as a file descriptor: a sealed memfd on the CPU (the candidate can
+    neither shrink it under the judge's mapping nor grow it), an exported cuMemCreate
+    allocation on the GPU. The descriptor opens the whole arena and nothing else of the
+    judge's memory. `fd` given: the candidate's side, mapping what the judge described (the
+    arena owns the descriptor)."""
 
-    def __init__(self, device: str, specs: list, driver: CudaDriver = None, handle: str = "", fd: int = -1):
+    def __init__(self, device: str, specs: list, driver: CudaDriver = None, fd: int = -1):
         self.specs = [checked_spec(s) for s in specs]
         offsets, size = layout(self.specs)
-        self.handle, self.fd = "", -1
+        self.fd = -1
         if device == "cuda":
-            if handle:
-                base, opened = driver.open(handle)
-                if opened < size:
-                    raise ValueError("shared arena smaller than its tensors")
-                self.handle = handle
+            if fd >= 0:
+                base = driver.open(fd, size)
             else:
-                base = driver.alloc(size)
-                self.handle = driver.export(base)
+                base, self.fd = driver.alloc(size)
             self.tensors = [device_view(base + o, s) if nbytes_of(s) else
                             torch.empty(s["shape"], dtype=dtype_of(s["dtype"]), device="cuda")
                             for o, s in zip(offsets, self.specs)]
@@ -167,7 +209,7 @@ class Arena:
                         torch.empty(s["shape"], dtype=dtype_of(s["dtype"])) for o, s in zip(offsets, self.specs)]
 
     def describe(self) -> dict:
-        return {"handle": self.handle, "tensors": self.specs}
+        return {"tensors": self.specs}
 
     def fds(self) -> list:
         return [self.fd] if self.fd >= 0 else []

@@ -18,6 +18,7 @@ import tempfile
 import time
 
 from . import cgroups, channel, isolation, protocol, tracing
+from .laps import Laps
 
 PR_SET_CHILD_SUBREAPER = 36
 MAX_RELAY_BYTES = 16 << 20  # a candidate flooding the result pipe is cut off here
@@ -83,7 +84,7 @@ class Pair:
     timing, so a warm-up never overlaps a timed region."""
 
     def __init__(self, workdir: str, device: str, recorder, lock_fd: int, out_fd: int, bindings: dict,
-                 candidate_uid: int, cgroup_parent):
+                 candidate_uid: int, cgroup_parent, pid_namespaces: isolation.PidNamespaces):
         self.workdir = workdir
         judge_dir, candidate_dir, reference_dir = (os.path.join(workdir, name)
                                                    for name in ("judge", "candidate", "reference"))
@@ -105,6 +106,10 @@ class Pair:
         command_r, self.command_w = os.pipe()
         self.result_r, result_w = os.pipe()
         judge_end, candidate_end = channel.pair()
+        # The candidate process waits on `hold` after its last answer, until the judge's result
+        # is in (relay): what it left running is counted then, before it exits and its pid
+        # namespace takes them with it.
+        hold_r, self.hold_w = os.pipe()
         judge_reference_end, reference_end = channel.pair()
         traced = tracing.traced(device)
         self.traced = traced
@@ -114,23 +119,16 @@ class Pair:
         reference_key_r, reference_key_w = os.pipe() if traced else (-1, -1)
         self.judge_pid = os.fork()
         if self.judge_pid == 0:
-            for fd in (self.command_w, self.result_r, out_fd, key_r, key_w, reference_key_r, reference_key_w):
-                if fd >= 0:
-                    os.close(fd)
-            candidate_end.close()
-            reference_end.close()
+            keep_only([judge_end, judge_reference_end], [candidate_end, reference_end], {command_r, result_w, lock_fd})
             judge_main(judge_dir, command_r, result_w, judge_end, judge_reference_end, device, lock_fd)
-        self.candidate_pid = os.fork()
+        # The candidate in a pid namespace of its own where the OS grants one (its pid here is
+        # its pid in ours: the executor watches and kills it by that).
+        self.candidate_pid, _ = pid_namespaces.fork()
         if self.candidate_pid == 0:
-            for fd in (self.command_w, command_r, self.result_r, result_w, out_fd, key_w, reference_key_r,
-                       reference_key_w):
-                if fd >= 0:
-                    os.close(fd)
-            judge_end.close()
-            judge_reference_end.close()
-            reference_end.close()
+            keep_only([candidate_end], [judge_end, judge_reference_end, reference_end], {key_r, hold_r, lock_fd})
             runner_main("candidate", candidate_dir, candidate_end, recorder, device, lock_fd, key_r, bindings,
-                        candidate_uid)
+                        candidate_uid, hold_r)
+        os.close(hold_r)
         started = time.perf_counter()
         if self.cgroup is not None and not self.cgroup.add(self.candidate_pid):  # before its code exists
             self.cgroup.remove()
@@ -138,11 +136,7 @@ class Pair:
         self.seconds["pair_cgroup"] += time.perf_counter() - started
         self.reference_pid = os.fork()
         if self.reference_pid == 0:
-            for fd in (self.command_w, command_r, self.result_r, result_w, out_fd, key_r, key_w, reference_key_w):
-                if fd >= 0:
-                    os.close(fd)
-            for end in (judge_end, candidate_end, judge_reference_end):
-                end.close()
+            keep_only([reference_end], [judge_end, candidate_end, judge_reference_end], {reference_key_r, lock_fd})
             runner_main("reference", reference_dir, reference_end, recorder, device, lock_fd, reference_key_r, {},
                         isolation.JUDGE_UID)
         os.close(command_r)
@@ -198,7 +192,13 @@ class Pair:
             os.close(self.command_w)
             self.command_w = -1
 
+    def release_hold(self) -> None:
+        if self.hold_w >= 0:
+            os.close(self.hold_w)
+            self.hold_w = -1
+
     def discard(self) -> None:
+        self.release_hold()
         for fd in (self.command_w, self.result_r):
             if fd >= 0:
                 os.close(fd)
@@ -211,6 +211,15 @@ class Pair:
         self.release_cgroup()
         if self.private_disk:
             isolation.unmount(self.candidate_dir)  # a fresh pair may mount its own here
+
+
+def keep_only(sockets: list, others: list, fds: set) -> None:
+    """In a forked child of a pair: its own channel `sockets` and `fds` stay open, nothing else
+    of the zygote's does (the other processes' ends are let go of first, so their socket
+    objects never close a number reused later)."""
+    for end in others:
+        end.detach()
+    isolation.close_fds_except({end.fileno() for end in sockets} | fds)
 
 
 def send_key(key_r: int, key_w: int) -> str:
@@ -315,7 +324,7 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
     seconds, granted, confine_error = {}, [], None
     try:
         started = time.perf_counter()
-        granted, workdir = isolation.confine(workdir, isolation.JUDGE_UID, evaluate.Laps(seconds))
+        granted, workdir = isolation.confine(workdir, isolation.JUDGE_UID, Laps(seconds))
         seconds["confine"] = time.perf_counter() - started
         if device == "cuda":
             warm_cuda(lock_fd, seconds)
@@ -368,7 +377,8 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
     if device == "cuda" and result.get("verdict", "OK") != "OK":
         sample_failed_device(result)
     result["isolation"] = result.get("isolation", []) + ["candidate:" + g for g in candidate.isolation]
-    seconds.update({"candidate_" + k: v for k, v in candidate.confine_seconds.items()})
+    for side, prefix in ((candidate, "candidate_"), (reference, "reference_")):  # their own reports
+        seconds.update({prefix + k: v for k, v in side.reported_seconds.items()})
     try:
         protocol.write_frame(result_fd, {"result": result})
     finally:
@@ -377,7 +387,7 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
 
 
 def runner_main(role: str, workdir: str, end, recorder, device: str, lock_fd: int, key_fd: int,
-                bindings: dict, uid: int) -> None:
+                bindings: dict, uid: int, hold_fd: int = -1) -> None:
     """In a forked runner: the candidate process (`role` "candidate": a candidate uid, the
     candidate's limits, ModelNew) or the reference runner ("reference": the judge's uid, which
     the candidate cannot reach, no limits, the task's Model), served alike so the judge times
@@ -390,7 +400,7 @@ def runner_main(role: str, workdir: str, end, recorder, device: str, lock_fd: in
         if key_fd >= 0:
             tracing.preload(device)
         started = time.perf_counter()
-        granted, workdir = isolation.confine(workdir, uid, evaluate.Laps(confine_seconds))
+        granted, workdir = isolation.confine(workdir, uid, Laps(confine_seconds))
         confine_seconds["confine"] = time.perf_counter() - started
         if key_fd >= 0:
             tracing.start(workdir, key_fd, device)
@@ -406,6 +416,11 @@ def runner_main(role: str, workdir: str, end, recorder, device: str, lock_fd: in
     runner.core = timing_cores().get(role) if device == "cuda" else None  # taken at the first request
     candidate_runner.serve(runner)
     sys.stdout.flush()
+    if hold_fd >= 0:
+        try:
+            os.read(hold_fd, 1)  # until the zygote has the result (Pair: hold)
+        except OSError:
+            pass
     os._exit(0)
 
 
@@ -466,13 +481,16 @@ def relay(pair: Pair, out_fd: int, keep: set) -> dict:
         if status is not None and (lines is None or not ready or time.monotonic() > drain_until):
             break
     os.close(pair.result_r)
-    from .evaluate import Laps
     laps = Laps({})
+    # What the candidate left running, counted while its process waits on the hold (in a pid
+    # namespace of its own they go with it, else the sweep below kills them).
+    left = len(descendants(pair.candidate_pid, keep))
+    pair.release_hold()
     # The candidate process ends when it is told to finish or the judge's end of its channel
     # closes; one that does not is killed.
     candidate_status = reap(pair.candidate_pid, 1.0)
     laps("exit_candidate")
-    swept = sweep(keep | pair.pids)
+    swept = max(sweep(keep | pair.pids), left)
     out_of_memory = pair.release_cgroup()
     laps("exit_sweep")
     code, sig = exit_status(status)
@@ -555,6 +573,10 @@ def main() -> None:
     os.dup2(2, 1)
     started = time.perf_counter()
     import torch
+    # What torch.utils.cpp_extension imports (extensions.install_loader's), without it: the
+    # module itself asks torch.cuda.is_available(), which initialises CUDA here, and forks could
+    # not use CUDA after that. Imported in every process, setuptools took 0.4 s on an H100.
+    import setuptools.command.build_ext  # noqa: F401
     import triton
     from . import (candidate_runner, compare, cost_model, device_memory, evaluate, integrity,  # noqa: F401  (before fork)
                    extension_build, launches, remote_candidate, timing, tracing)
@@ -569,12 +591,13 @@ def main() -> None:
     os.unlink(lock_path)  # children keep the open file; nobody else can reach it
     bindings = integrity.bindings(integrity.harness_modules())  # before any candidate exists
     cgroup_parent = None if args.no_memory_cgroup else cgroups.find_parent()
+    pid_namespaces = isolation.PidNamespaces()
     standby, exiting, wait_for_exits = None, Exiting(), False
     pairs_made = itertools.count()
 
     def prepare(workdir: str) -> Pair:
         uid = isolation.CANDIDATE_UIDS[next(pairs_made) % len(isolation.CANDIDATE_UIDS)]
-        return Pair(workdir, args.device, recorder, lock_fd, out_fd, bindings, uid, cgroup_parent)
+        return Pair(workdir, args.device, recorder, lock_fd, out_fd, bindings, uid, cgroup_parent, pid_namespaces)
 
     for line in sys.stdin:
         command = json.loads(line)
