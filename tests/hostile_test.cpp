@@ -430,6 +430,27 @@ TEST(Containment, ACandidateHoldsOnlyItsOwnDescriptors) {
   EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);
 }
 
+// The candidate's tasks are bounded as a tree: where a pids cgroup is granted (as root with a
+// pids hierarchy: candidate:pids_cgroup=N) the threads it starts stop below N, else at
+// RLIMIT_NPROC (1024 for its uid); either way the next evaluation is OK.
+TEST(Containment, TheCandidatesTasksAreBounded) {
+  if (test_device() == CUDA && !gpu_present())
+    GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
+  ExecResult r = evaluator().evaluate(appended_request("spawns_threads"));
+  const std::string prefix = "candidate:pids_cgroup=";
+  long limit = 0;
+  for (const auto& granted : r.isolation())
+    if (granted.rfind(prefix, 0) == 0)
+      limit = std::stol(granted.substr(prefix.size()));
+  const auto at = r.message().find("threads ");
+  ASSERT_NE(at, std::string::npos) << summary_line(r);
+  const long started = std::stol(r.message().substr(at + 8));
+  EXPECT_LT(started, limit > 0 ? limit : 1024) << summary_line(r);
+  EXPECT_GT(started, 0) << summary_line(r);
+  ExecResult after = evaluator().evaluate(request_for("gelu_scale_residual", "correct_after_threads", fused_candidate()));
+  EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);
+}
+
 // Mount points in this process's sandboxes (work roots are named kgym-sandbox-PID-N).
 static int sandbox_mounts() {
   std::ifstream mountinfo("/proc/self/mountinfo");

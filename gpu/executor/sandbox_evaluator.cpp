@@ -299,6 +299,7 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
   const fs::path candidate_dir = workdir / "candidate";
   int64_t peak_disk = 0;
   const std::string cgroup_usage_file = event.started().memory_usage_file();
+  const int64_t tasks_limit = event.started().tasks_limit();
   auto private_disk_used = [&]() -> int64_t {
     if (disk_limit_mb <= 0)
       return 0;
@@ -427,6 +428,8 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     result.add_isolation("candidate:memory_cgroup");
   else if (counted_by_uid)
     result.add_isolation("candidate:memory_by_uid");
+  if (tasks_limit > 0)
+    result.add_isolation("candidate:pids_cgroup=" + std::to_string(tasks_limit));
   if (disk_limit_mb > 0) {
     private_disk_used();
     result.add_isolation("candidate:private_disk=" + std::to_string(disk_limit_mb) + "MiB");

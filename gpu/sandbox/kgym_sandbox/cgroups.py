@@ -1,11 +1,15 @@
 """A memory cgroup for each candidate process, where the machine grants one (root, a writable
-cgroup v1 memory hierarchy or a cgroup v2 one with the memory controller delegated).
+cgroup v1 memory hierarchy or a cgroup v2 one with the memory controller delegated), and a
+pids cgroup likewise (v1: its own hierarchy; v2: the same cgroup).
 
 A process's resident memory misses what a candidate can hold elsewhere: children that left
 its session (setsid, double fork) and files in memory (memfd, tmpfs, shared memory). A cgroup
 counts all of it, wherever the processes went, and the kernel enforces its limit. The zygote
 moves the candidate process in right after the fork, before its code exists; the executor's
-watchdog reads the usage (ExecResult.isolation: candidate:memory_cgroup).
+watchdog reads the usage (ExecResult.isolation: candidate:memory_cgroup). The pids limit
+bounds the tasks (processes and threads) of the candidate's whole tree, wherever they went;
+RLIMIT_NPROC counts per uid, and a uid such as nobody may be shared with the machine's own
+services (candidate:pids_cgroup=N).
 """
 import errno
 import os
@@ -47,27 +51,27 @@ def _writable_dir(path: str) -> bool:
         return False
 
 
-def _enable_memory(path: str) -> None:
+def _enable(path: str, controller: str) -> None:
     with open(os.path.join(path, "cgroup.subtree_control"), "w") as f:
-        f.write("+memory")
+        f.write("+" + controller)
 
 
-def _v2_memory_delegated(path: str) -> bool:
-    """Whether children of `path` get the memory controller, enabling it if we may. v2 lets a
+def _v2_delegated(path: str, controller: str = "memory") -> bool:
+    """Whether children of `path` get `controller`, enabling it if we may. v2 lets a
     cgroup hand controllers to its children only while it holds no process itself, so where
     kgym's own cgroup holds processes (a container's, typically) they move into a leaf
     child of it, LEAF: still under the same cgroup and its limits."""
     try:
         with open(os.path.join(path, "cgroup.subtree_control")) as f:
-            if "memory" in f.read().split():
+            if controller in f.read().split():
                 return True
         with open(os.path.join(path, "cgroup.controllers")) as f:
-            if "memory" not in f.read().split():
+            if controller not in f.read().split():
                 return False
     except OSError:
         return False
     try:
-        _enable_memory(path)
+        _enable(path, controller)
         return True
     except OSError as exc:
         if exc.errno != errno.EBUSY:  # not ours to change
@@ -82,17 +86,17 @@ def _v2_memory_delegated(path: str) -> bool:
                     f.write(pid)
             except OSError:
                 pass  # gone meanwhile
-        _enable_memory(path)
-        print(f"kgym zygote: moved {len(pids)} processes of {path} into {LEAF} to delegate its memory controller",
+        _enable(path, controller)
+        print(f"kgym zygote: moved {len(pids)} processes of {path} into {LEAF} to delegate its {controller} controller",
               file=sys.stderr)
         return True
     except OSError:
         return False
 
 
-def find_parent():
-    """(directory under which candidate cgroups are made, "v1" | "v2"), or None where the
-    machine grants none."""
+def find_parent(controller: str = "memory"):
+    """(directory under which candidate cgroups with `controller` are made, "v1" | "v2"), or
+    None where the machine grants none."""
     if os.geteuid() != 0:
         return None
     try:
@@ -100,17 +104,17 @@ def find_parent():
     except (OSError, ValueError, IndexError):
         return None
     for m in mounts:
-        if m.fstype == "cgroup" and "memory" in m.super_options and "memory" in own:
-            path = _under(m.root, m.point, own["memory"])
+        if m.fstype == "cgroup" and controller in m.super_options and controller in own:
+            path = _under(m.root, m.point, own[controller])
             if _writable_dir(path):
                 return path, "v1"
     for m in mounts:
         if m.fstype == "cgroup2" and "" in own:
             path = _under(m.root, m.point, own[""])
-            if os.path.basename(path) == LEAF and _v2_memory_delegated(os.path.dirname(path)):
+            if os.path.basename(path) == LEAF and _v2_delegated(os.path.dirname(path), controller):
                 path = os.path.dirname(path)  # an earlier kgym moved us: make cgroups beside the leaf
             if os.path.exists(os.path.join(path, "cgroup.controllers")) and _writable_dir(path) and \
-                    _v2_memory_delegated(path):
+                    _v2_delegated(path, controller):
                 return path, "v2"
     return None
 
@@ -121,6 +125,7 @@ class Cgroup:
     def __init__(self, parent: tuple, name: str):
         self.path, self.version = os.path.join(parent[0], name), parent[1]
         os.mkdir(self.path)
+        self.parent = parent
 
     @property
     def usage_file(self) -> str:
@@ -142,6 +147,16 @@ class Cgroup:
         try:
             with open(os.path.join(self.path, name), "w") as f:
                 f.write(str(memory_mb << 20))
+            return True
+        except OSError:
+            return False
+
+    def limit_tasks(self, tasks: int) -> bool:
+        """The kernel's limit on the tasks (processes and threads) in it: past it, fork and
+        thread creation fail."""
+        try:
+            with open(os.path.join(self.path, "pids.max"), "w") as f:
+                f.write(str(tasks))
             return True
         except OSError:
             return False

@@ -25,6 +25,9 @@ MAX_RELAY_BYTES = 16 << 20  # a candidate flooding the result pipe is cut off he
 # The prepared candidate's private disk until its request's disk_limit_mb is known (its
 # start): room for what the warm-up writes.
 PREPARE_DISK_MB = 256
+# The candidate's tasks (processes and threads of its whole tree), where a pids cgroup is
+# granted: a CUDA process has a few dozen.
+CANDIDATE_MAX_TASKS = 512
 
 
 def descendants(root: int, keep: set) -> list:
@@ -84,7 +87,7 @@ class Pair:
     timing, so a warm-up never overlaps a timed region."""
 
     def __init__(self, workdir: str, device: str, recorder, lock_fd: int, out_fd: int, bindings: dict,
-                 candidate_uid: int, cgroup_parent, pid_namespaces: isolation.PidNamespaces):
+                 candidate_uid: int, cgroup_parents: dict, pid_namespaces: isolation.PidNamespaces):
         self.workdir = workdir
         judge_dir, candidate_dir, reference_dir = (os.path.join(workdir, name)
                                                    for name in ("judge", "candidate", "reference"))
@@ -95,12 +98,8 @@ class Pair:
         self.private_disk = isolation.mount_private_disk(candidate_dir, PREPARE_DISK_MB)
         self.seconds = {"pair_private_disk": time.perf_counter() - started}  # harness_seconds, via the judge
         started = time.perf_counter()
-        self.cgroup = None
-        if cgroup_parent:
-            try:
-                self.cgroup = cgroups.Cgroup(cgroup_parent, f"kgym-{os.getpid()}-{os.path.basename(workdir)}")
-            except OSError:
-                pass
+        self.cgroup, self.tasks_cgroup = self.make_cgroups(cgroup_parents,
+                                                           f"kgym-{os.getpid()}-{os.path.basename(workdir)}")
         self.seconds["pair_cgroup"] = time.perf_counter() - started
         os.chmod(workdir, 0o711)  # each process reaches its own directory, lists neither
         command_r, self.command_w = os.pipe()
@@ -130,9 +129,11 @@ class Pair:
                         candidate_uid, hold_r)
         os.close(hold_r)
         started = time.perf_counter()
-        if self.cgroup is not None and not self.cgroup.add(self.candidate_pid):  # before its code exists
-            self.cgroup.remove()
-            self.cgroup = None
+        for cgroup in self.cgroups:
+            if not cgroup.add(self.candidate_pid):  # before its code exists
+                cgroup.remove()
+                self.cgroup = None if cgroup is self.cgroup else self.cgroup
+                self.tasks_cgroup = None if cgroup is self.tasks_cgroup else self.tasks_cgroup
         self.seconds["pair_cgroup"] += time.perf_counter() - started
         self.reference_pid = os.fork()
         if self.reference_pid == 0:
@@ -150,6 +151,33 @@ class Pair:
             self.trace_key = send_key(key_r, key_w)
             send_key(reference_key_r, reference_key_w)
 
+    @staticmethod
+    def make_cgroups(parents: dict, name: str) -> tuple:
+        """(memory cgroup, pids cgroup holding CANDIDATE_MAX_TASKS) for the candidate, each None
+        where not granted; one cgroup for both on v2."""
+        made, memory, tasks = {}, None, None
+        for controller, parent in parents.items():
+            if not parent:
+                continue
+            try:
+                cgroup = made.get(parent) or cgroups.Cgroup(parent, name)
+            except OSError:
+                continue
+            made[parent] = cgroup
+            if controller == "memory":
+                memory = cgroup
+            elif cgroup.limit_tasks(CANDIDATE_MAX_TASKS):
+                tasks = cgroup
+        for cgroup in made.values():
+            if cgroup is not memory and cgroup is not tasks:
+                cgroup.remove()
+        return memory, tasks
+
+    @property
+    def cgroups(self) -> list:
+        return [c for i, c in enumerate((self.cgroup, self.tasks_cgroup)) if c is not None and
+                (i == 0 or c is not self.cgroup)]
+
     def limit_memory(self, memory_mb: int) -> str:
         """The kernel's limit on the candidate's cgroup; returns the file the executor's watchdog
         reads its usage from ("": no cgroup)."""
@@ -158,14 +186,13 @@ class Pair:
         return self.cgroup.usage_file
 
     def release_cgroup(self) -> bool:
-        """Whether the kernel killed in the candidate's cgroup for its limit; then removes it
-        (after the sweep, so nothing of the evaluation is left in it)."""
-        if self.cgroup is None:
-            return False
-        out_of_memory = self.cgroup.out_of_memory()
-        if not self.cgroup.remove():
-            print(f"kgym zygote: cgroup {self.cgroup.path} still busy; left behind", file=sys.stderr)
-        self.cgroup = None
+        """Whether the kernel killed in the candidate's memory cgroup for its limit; then removes
+        its cgroups (after the sweep, so nothing of the evaluation is left in them)."""
+        out_of_memory = self.cgroup is not None and self.cgroup.out_of_memory()
+        for cgroup in self.cgroups:
+            if not cgroup.remove():
+                print(f"kgym zygote: cgroup {cgroup.path} still busy; left behind", file=sys.stderr)
+        self.cgroup = self.tasks_cgroup = None
         return out_of_memory
 
     def limit_private_disk(self, size_mb: int) -> int:
@@ -510,7 +537,8 @@ def begin(pair: Pair, evaluation: dict, exiting_pids: set = frozenset()):
     options = evaluation["request"].get("options", {})
     started = time.perf_counter()
     limits = {"memory_usage_file": pair.limit_memory(int(options.get("memory_limit_mb") or 0)),
-              "disk_limit_mb": pair.limit_private_disk(int(options.get("disk_limit_mb") or 0))}
+              "disk_limit_mb": pair.limit_private_disk(int(options.get("disk_limit_mb") or 0)),
+              "tasks_limit": CANDIDATE_MAX_TASKS if pair.tasks_cgroup is not None else 0}
     pair.seconds["begin_limits"] = time.perf_counter() - started
     if evaluation.get("extension_keys"):
         extension_build.copy_built(evaluation["extension_cache"], evaluation["extension_keys"], pair.candidate_dir)
@@ -590,14 +618,15 @@ def main() -> None:
     lock_fd, lock_path = tempfile.mkstemp(prefix="kgym-gpu-lock-")
     os.unlink(lock_path)  # children keep the open file; nobody else can reach it
     bindings = integrity.bindings(integrity.harness_modules())  # before any candidate exists
-    cgroup_parent = None if args.no_memory_cgroup else cgroups.find_parent()
+    cgroup_parents = {"memory": None if args.no_memory_cgroup else cgroups.find_parent("memory"),
+                      "pids": cgroups.find_parent("pids")}
     pid_namespaces = isolation.PidNamespaces()
     standby, exiting, wait_for_exits = None, Exiting(), False
     pairs_made = itertools.count()
 
     def prepare(workdir: str) -> Pair:
         uid = isolation.CANDIDATE_UIDS[next(pairs_made) % len(isolation.CANDIDATE_UIDS)]
-        return Pair(workdir, args.device, recorder, lock_fd, out_fd, bindings, uid, cgroup_parent, pid_namespaces)
+        return Pair(workdir, args.device, recorder, lock_fd, out_fd, bindings, uid, cgroup_parents, pid_namespaces)
 
     for line in sys.stdin:
         command = json.loads(line)
