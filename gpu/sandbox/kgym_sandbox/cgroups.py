@@ -125,41 +125,32 @@ class Cgroup:
     def __init__(self, parent: tuple, name: str):
         self.path, self.version = os.path.join(parent[0], name), parent[1]
         os.mkdir(self.path)
-        self.parent = parent
 
     @property
     def usage_file(self) -> str:
         return os.path.join(self.path, V1_USAGE if self.version == "v1" else V2_USAGE)
 
-    def add(self, pid: int) -> bool:
-        """Moves a process in; what it starts from then on is in too."""
+    def _write(self, name: str, value: int) -> bool:
         try:
-            with open(os.path.join(self.path, "cgroup.procs"), "w") as f:
-                f.write(str(pid))
+            with open(os.path.join(self.path, name), "w") as f:
+                f.write(str(value))
             return True
         except OSError:
             return False
+
+    def add(self, pid: int) -> bool:
+        """Moves a process in; what it starts from then on is in too."""
+        return self._write("cgroup.procs", pid)
 
     def limit(self, memory_mb: int) -> bool:
         """The kernel's hard limit for everything in it (the executor's watchdog, at the same
         limit, usually ends it first with a clearer account)."""
-        name = "memory.limit_in_bytes" if self.version == "v1" else "memory.max"
-        try:
-            with open(os.path.join(self.path, name), "w") as f:
-                f.write(str(memory_mb << 20))
-            return True
-        except OSError:
-            return False
+        return self._write("memory.limit_in_bytes" if self.version == "v1" else "memory.max", memory_mb << 20)
 
     def limit_tasks(self, tasks: int) -> bool:
         """The kernel's limit on the tasks (processes and threads) in it: past it, fork and
         thread creation fail."""
-        try:
-            with open(os.path.join(self.path, "pids.max"), "w") as f:
-                f.write(str(tasks))
-            return True
-        except OSError:
-            return False
+        return self._write("pids.max", tasks)
 
     def out_of_memory(self) -> bool:
         """Whether the kernel killed a process in it for its limit."""
