@@ -378,6 +378,36 @@ class SharedTensors(unittest.TestCase):
             st.Arena("cpu", specs + [{"shape": [64], "dtype": "float32"}], fd=os.dup(mine.fd))
 
 
+class ClaimUid(unittest.TestCase):
+    def test_live_processes_never_share_a_uid_and_a_freed_one_is_taken_again(self):
+        import tempfile
+        from kgym_sandbox import isolation
+        pool = (70001, 70002)
+        with tempfile.TemporaryDirectory() as locks:
+            def claim_in_child(hold_r: int, hold_w: int) -> tuple:
+                """A child that claims a uid, says which, and holds it until hold_w closes."""
+                said_r, said_w = os.pipe()
+                pid = os.fork()
+                if pid == 0:
+                    os.close(hold_w)
+                    uid, _ = isolation.claim_uid(pool, locks, 99)
+                    os.write(said_w, str(uid).encode())
+                    os.read(hold_r, 1)
+                    os._exit(0)
+                os.close(said_w)
+                return pid, int(os.read(said_r, 16))
+            hold_r, hold_w = os.pipe()
+            first, first_uid = claim_in_child(hold_r, hold_w)
+            second, second_uid = claim_in_child(hold_r, hold_w)
+            third, third_uid = claim_in_child(hold_r, hold_w)
+            self.assertEqual(sorted([first_uid, second_uid]), [70001, 70002])
+            self.assertEqual(third_uid, 99)  # the pool is taken: the fallback
+            os.close(hold_w)
+            for pid in (first, second, third):
+                os.waitpid(pid, 0)
+            self.assertEqual(isolation.claim_uid(pool, locks, 99)[0], 70001)  # free again
+
+
 BATCHNORM_TASK = """
 import torch
 import torch.nn as nn

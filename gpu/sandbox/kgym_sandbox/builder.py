@@ -10,6 +10,7 @@ import json
 import os
 import platform
 import sys
+import tempfile
 import time
 
 from . import protocol
@@ -33,6 +34,11 @@ def main() -> None:
     ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # what a build leaves is ours to sweep
     protocol.write_frame(out_fd, {"ready": {"python": platform.python_version(), "torch": torch.__version__,
                                        "triton": triton.__version__, "import_s": time.perf_counter() - started}})
+    # A uid of its own while it lives (not another executor's builder's); the locks live where
+    # every kgym on this machine looks, kgym's own (root) directory under /tmp.
+    uid, _held = isolation.claim_uid(isolation.BUILD_UIDS, os.path.join(tempfile.gettempdir(), "kgym-build-uids"),
+                                     isolation.BUILD_UID)
+    print(f"kgym builder: builds run as uid {uid}", file=sys.stderr)
     arch = None  # the GPU's, asked once
     for line in sys.stdin:
         command = json.loads(line)
@@ -42,7 +48,7 @@ def main() -> None:
         try:
             arch = arch or extension_build.device_arch()
             built = extension_build.build(build["source"], build["workdir"], build["cache_dir"], arch,
-                                          float(build.get("timeout_s") or 600), isolation.BUILD_UID)
+                                          float(build.get("timeout_s") or 600), uid)
         except Exception as exc:  # kgym's own failure: said as such
             built = {"extensions": [], "error": f"kgym could not build the extensions: {exc!r}", "internal": True}
         sweep(set())  # whatever the recorder or a compiler left running

@@ -4,6 +4,7 @@ Order matters: namespaces need privileges that the final uid drop takes away.
 """
 import collections
 import ctypes
+import fcntl
 import os
 import resource
 import stat
@@ -31,6 +32,10 @@ NOBODY = 65534
 CANDIDATE_UIDS = (NOBODY, 65532)
 JUDGE_UID = 65533
 BUILD_UID = 65531
+# The extension builders' uids: each builder process claims one of its own for its lifetime
+# (claim_uid), so a candidate's code that runs while its extensions are recorded can neither
+# signal nor write into another executor's concurrent build. BUILD_UID when none is free.
+BUILD_UIDS = tuple(range(65500, 65531))
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -76,6 +81,28 @@ def close_fds_except(keep: set) -> None:
         os.closerange(low, fd)
         low = fd + 1
     os.closerange(low, os.sysconf("SC_OPEN_MAX"))
+
+
+def claim_uid(pool: tuple, lock_dir: str, fallback: int) -> tuple:
+    """(uid, descriptor holding its lock): the first uid of `pool` that no other live process
+    holds, by an exclusive lock on lock_dir/<uid> (machine-wide for processes that share
+    lock_dir; the kernel drops the lock when the holder exits). (fallback, -1) when every one
+    is held or locks cannot be taken."""
+    try:
+        os.makedirs(lock_dir, mode=0o700, exist_ok=True)
+    except OSError:
+        return fallback, -1
+    for uid in pool:
+        try:
+            fd = os.open(os.path.join(lock_dir, str(uid)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError:
+            continue
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return uid, fd
+        except OSError:
+            os.close(fd)
+    return fallback, -1
 
 
 def _mount(source: str, target: str, flags: int, fstype: str = None, data: str = None) -> bool:
