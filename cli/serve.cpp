@@ -28,6 +28,7 @@
 #include "cli/args.hpp"
 #include "cli/cluster.hpp"
 #include "cli/commands.hpp"
+#include "cli/stop_signal.hpp"
 #include "cli/sandbox_options.hpp"
 #include "messages/json.hpp"
 #include "service/eval_api.hpp"
@@ -98,9 +99,6 @@ options:
   --python PATH          the Python with torch and triton (default: python3, or $KGYM_PYTHON)
   --no-cupti             on cuda, do not inject the CUPTI profiler
 )";
-
-volatile std::sig_atomic_t stop_requested = 0;
-void on_signal(int) { stop_requested = 1; }
 
 // Results come back on CAF threads; only the serving thread touches the socket. An eventfd
 // wakes that thread's poll as soon as a result is queued.
@@ -262,8 +260,7 @@ int run_serve(const std::vector<std::string>& argv) {
 
   spdlog::info("kgym serve: {} executors on {}, {} tasks, listening on {}{}", n_executors, device, suite.size(), bound,
                secret.empty() ? "" : " (secret required)");
-  std::signal(SIGTERM, on_signal);
-  std::signal(SIGINT, on_signal);
+  stop_on_signals();
 
   auto finished = std::make_shared<finished_queue>();
   request_table requests(table_limits);

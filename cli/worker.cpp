@@ -17,6 +17,7 @@
 #include "cli/tls_guard.hpp"
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/stop_signal.hpp"
 #include "cli/sandbox_options.hpp"
 #include "cli/cluster.hpp"
 #include "pipeline/paths.hpp"
@@ -48,9 +49,6 @@ options:
   --null-executor        executors that answer at once without running anything: only for
                          measuring the control plane (bench/dispatch_bench.py)
 )";
-
-volatile std::sig_atomic_t stop_requested = 0;
-void on_signal(int) { stop_requested = 1; }
 
 std::vector<int> gpu_list(const std::string& spec) {
   std::vector<int> gpus;
@@ -120,8 +118,7 @@ int run_worker(const std::vector<std::string>& argv) {
       executors.emplace_back(name + "#cpu" + std::to_string(i), spawn_gpu_executor(system, exec));
   }
   caf::scoped_actor self{system};
-  std::signal(SIGTERM, on_signal);
-  std::signal(SIGINT, on_signal);
+  stop_on_signals();
   const double rejoin_for_s = a.number("rejoin-for", 600);
   bool control_plane_gone = false;
   for (;;) {

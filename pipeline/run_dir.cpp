@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "messages/json.hpp"
+#include "pipeline/file_io.hpp"
 
 namespace fs = std::filesystem;
 
@@ -22,26 +23,6 @@ namespace {
 
 std::string checkpoint_dir(const std::string& dir) { return (fs::path(dir) / "checkpoints").string(); }
 
-void write_atomically(const std::string& path, const std::string& bytes) {
-  std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << bytes;
-    out.flush();
-    if (!out)
-      throw std::runtime_error("cannot write " + temp);
-  }
-  fs::rename(temp, path);
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw std::runtime_error("cannot read " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 }  // namespace
 

@@ -2,26 +2,16 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "messages/json.hpp"
+#include "pipeline/file_io.hpp"
 
 namespace kgym {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw std::runtime_error("cannot read " + path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 bool has_kernelbench_shape(const std::string& source) {
   return source.find("class Model") != std::string::npos && source.find("def get_inputs") != std::string::npos &&
@@ -38,11 +28,11 @@ Task load_task(const std::string& path) {
   Task task;
   fs::path meta = file.parent_path() / "task.json";
   if (file.filename() == "task.py" && fs::exists(meta)) {
-    auto error = from_json(read_file(meta), &task);
+    auto error = from_json(read_file(meta.string()), &task);
     if (!error.empty())
       throw std::runtime_error(meta.string() + ": " + error);
   }
-  task.set_source(read_file(file));
+  task.set_source(read_file(file.string()));
   if (!has_kernelbench_shape(task.source()))
     throw std::runtime_error(file.string() + " is not a KernelBench task: it needs class Model, get_inputs() and "
                                              "get_init_inputs()");
@@ -70,7 +60,7 @@ std::vector<std::string> find_tasks(const std::string& dir) {
 Candidate load_candidate(const std::string& path) {
   fs::path file(path);
   Candidate candidate;
-  candidate.set_source(read_file(file));
+  candidate.set_source(read_file(file.string()));
   candidate.set_path(fs::absolute(file).string());
   candidate.set_id(file.stem().string());
   return candidate;
