@@ -132,8 +132,10 @@ class Pair:
         for cgroup in self.cgroups:
             if not cgroup.add(self.candidate_pid):  # before its code exists
                 cgroup.remove()
-                self.cgroup = None if cgroup is self.cgroup else self.cgroup
-                self.tasks_cgroup = None if cgroup is self.tasks_cgroup else self.tasks_cgroup
+                if self.cgroup is cgroup:
+                    self.cgroup = None
+                if self.tasks_cgroup is cgroup:
+                    self.tasks_cgroup = None
         self.seconds["pair_cgroup"] += time.perf_counter() - started
         self.reference_pid = os.fork()
         if self.reference_pid == 0:
@@ -175,8 +177,12 @@ class Pair:
 
     @property
     def cgroups(self) -> list:
-        return [c for i, c in enumerate((self.cgroup, self.tasks_cgroup)) if c is not None and
-                (i == 0 or c is not self.cgroup)]
+        """Each cgroup of the candidate once (on v2 memory and pids are one)."""
+        found = []
+        for cgroup in (self.cgroup, self.tasks_cgroup):
+            if cgroup is not None and cgroup not in found:
+                found.append(cgroup)
+        return found
 
     def limit_memory(self, memory_mb: int) -> str:
         """The kernel's limit on the candidate's cgroup; returns the file the executor's watchdog
