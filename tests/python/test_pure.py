@@ -378,6 +378,24 @@ class SharedTensors(unittest.TestCase):
             st.Arena("cpu", specs + [{"shape": [64], "dtype": "float32"}], fd=os.dup(mine.fd))
 
 
+class PidNamespaces(unittest.TestCase):
+    @unittest.skipUnless(os.geteuid() == 0, "a pid namespace needs root")
+    def test_the_child_is_pid_1_of_its_own_and_later_children_are_not(self):
+        from kgym_sandbox import isolation
+        spaces = isolation.PidNamespaces()
+        said_r, said_w = os.pipe()
+        pid, isolated = spaces.fork()
+        if pid == 0:
+            os.write(said_w, str(os.getpid()).encode())
+            os._exit(0)
+        os.close(said_w)
+        os.waitpid(pid, 0)
+        self.assertTrue(isolated)
+        self.assertEqual(os.read(said_r, 16), b"1")
+        # back home: the next plain fork is in this process's namespace
+        self.assertEqual(os.readlink("/proc/self/ns/pid_for_children"), os.readlink("/proc/self/ns/pid"))
+
+
 class ClaimUid(unittest.TestCase):
     def test_live_processes_never_share_a_uid_and_a_freed_one_is_taken_again(self):
         import tempfile

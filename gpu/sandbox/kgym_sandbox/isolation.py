@@ -60,14 +60,17 @@ class PidNamespaces:
     def fork(self) -> tuple:
         """(os.fork()'s value, whether the child has a pid namespace of its own)."""
         isolated = self.own >= 0 and _unshare(CLONE_NEWPID)
-        pid = os.fork()
+        pid = -1
+        try:
+            pid = os.fork()
+        finally:  # in the parent, also when the fork failed (pid -1); not in the child (pid 0)
+            if isolated and pid != 0 and _libc.setns(self.own, CLONE_NEWPID) != 0:
+                # Every later child would go into a namespace whose init may be gone: stop here.
+                raise OSError(ctypes.get_errno(), "kgym zygote: could not return to its own pid namespace")
         if pid == 0:
             if self.own >= 0:
                 os.close(self.own)
             return 0, isolated
-        if isolated and _libc.setns(self.own, CLONE_NEWPID) != 0:
-            # Every later child would go into a namespace whose init may be gone: stop here.
-            raise OSError(ctypes.get_errno(), "kgym zygote: could not return to its own pid namespace")
         return pid, isolated
 
 
