@@ -337,6 +337,15 @@ class DeviceMemory(unittest.TestCase):
         self.assertTrue(failures.out_of_device_memory("RuntimeError('CUDA error: CUBLAS_STATUS_ALLOC_FAILED when')"))
         self.assertFalse(failures.out_of_device_memory("MemoryError: can't allocate memory"))
 
+    def test_one_account_of_a_candidate_that_exhausted_the_device(self):
+        from kgym_sandbox import device_memory
+        message, evidence = device_memory.exhausted_account("the candidate's side held 70000 of 81000 MiB", "OOM")
+        self.assertEqual(message, "the candidate exhausted the GPU's memory (the candidate's side held 70000 of "
+                                  "81000 MiB): OOM")
+        self.assertEqual(evidence, {"kind": "candidate_out_of_device_memory",
+                                    "detail": "the candidate's side held 70000 of 81000 MiB", "source": "judge"})
+
+
 class Numerics(unittest.TestCase):
     def test_pins_and_reads_back_the_flags(self):
         from kgym_sandbox import numerics

@@ -82,6 +82,13 @@ def per_process_usage():
 kgym_pids = set()
 
 
+def exhausted_account(held: str, message: str) -> tuple:
+    """(message, evidence) for a candidate whose side held more than its share when a GPU
+    allocation failed, its own process's or kgym's: one account, whichever lost the race."""
+    return (f"the candidate exhausted the GPU's memory ({held}): {message}",
+            {"kind": "candidate_out_of_device_memory", "detail": held[:200], "source": "judge"})
+
+
 def candidate_exhausted() -> tuple:
     """Asked in the judge right after an allocation failed, the candidate's or one of kgym's
     processes' (the candidate's still alive, holding what it holds): (whether the candidate's

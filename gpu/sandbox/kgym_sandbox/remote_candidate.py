@@ -90,12 +90,9 @@ class RemoteCandidate:
                                         f"its share ({held}), failed ({failure.verdict}): {failure.message}",
                                         [{"kind": "candidate_out_of_device_memory", "detail": failure.message[:200],
                                           "source": "judge"}], own_memory=True)
-            # Its own allocation failed first, or kgym's did (zygote.sample_failed_device): one
-            # verdict, one account, whichever process lost the race for the last bytes.
-            return failures.Failure(failure.verdict, failure.phase, f"the candidate exhausted the GPU's memory "
-                                    f"({held}): {failure.message}",
-                                    [{"kind": "candidate_out_of_device_memory", "detail": held[:200],
-                                      "source": "judge"}])
+            # Its own allocation failed first (kgym's: zygote.sample_failed_device).
+            message, evidence = device_memory.exhausted_account(held, failure.message)
+            return failures.Failure(failure.verdict, failure.phase, message, [evidence])
         return failure
 
     def forged(self, phase: str, detail: str) -> failures.Failure:

@@ -341,10 +341,9 @@ def sample_failed_device(result: dict) -> None:
         return
     if not exhausted:
         return
-    result.update(verdict="RESOURCE_LIMIT", own_device_memory_exhausted=False,
-                  message=f"the candidate exhausted the GPU's memory ({held}): {result.get('message', '')}")
-    result.setdefault("evidence", []).append({"kind": "candidate_out_of_device_memory", "detail": held[:200],
-                                              "source": "judge"})
+    message, evidence = device_memory.exhausted_account(held, result.get("message", ""))
+    result.update(verdict="RESOURCE_LIMIT", own_device_memory_exhausted=False, message=message)
+    result.setdefault("evidence", []).append(evidence)
 
 
 def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, reference_end, device: str,
@@ -426,7 +425,7 @@ def runner_main(role: str, workdir: str, end, recorder, device: str, lock_fd: in
     the candidate cannot reach, no limits, the task's Model), served alike so the judge times
     both the same way: confine (own uid, namespaces, private tmp), start the trace, warm up,
     then answer the judge until it says finish or goes away."""
-    from . import candidate_runner, evaluate
+    from . import candidate_runner
     log_to(workdir)
     granted, confine_error, confine_seconds = [], None, {}
     try:
