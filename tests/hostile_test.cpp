@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -389,9 +391,20 @@ TEST(Containment, NoWorldWritableHostDirectoryKeepsAFile) {
                             << " world-writable directories, e.g. " << (kept.empty() ? "" : kept.front());
 }
 
+// Whether this process may make a user namespace (what an unprivileged kgym's zygote needs
+// for a pid namespace per candidate): tried in a child, which exits with the answer.
+static bool user_namespaces_granted() {
+  pid_t child = ::fork();
+  if (child == 0) _exit(::unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+  int status = 0;
+  return child > 0 && ::waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 // Evaluations cannot see each other: a candidate that stops every process it can see (the
 // prepared next evaluation's candidate, were it the same uid) sees none, and the evaluation
-// after it is OK. As root it runs as pid 1 of a pid namespace of its own.
+// after it is OK. As root, and unprivileged where the OS grants a user namespace, it runs as
+// pid 1 of a pid namespace of its own (unprivileged, before that, it stopped the judge and the
+// zygote of its own uid: the evaluation never ended).
 TEST(Containment, ACandidateSeesAndStopsNoOtherProcess) {
   if (test_device() == CUDA && !gpu_present())
     GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
@@ -405,7 +418,7 @@ TEST(Containment, ACandidateSeesAndStopsNoOtherProcess) {
     own_pids |= granted == "candidate:pidns";
   }
   EXPECT_TRUE(hidden || ::geteuid() != 0) << "as root the candidate's /proc hides other uids";
-  if (::geteuid() == 0) {  // a pid namespace of its own: it is pid 1 there
+  if (::geteuid() == 0 || user_namespaces_granted()) {  // a pid namespace of its own: it is pid 1 there
     EXPECT_TRUE(own_pids) << summary_line(r);
     EXPECT_NE(r.message().find("pid 1 seen"), std::string::npos) << r.message();
   }
@@ -487,7 +500,8 @@ TEST(Containment, ThePrivateDiskIsBoundedAndGoes) {
 }
 
 // Memory that cannot hide: a memfd file and children that left the candidate's session count
-// (its cgroup, as root where the machine grants one), so 1.5 GiB of them under a 1 GiB limit is
+// (its cgroup, as root where the machine grants one; unprivileged, every process of its pid
+// namespace and the memfd files they hold), so 1.5 GiB of them under a 1 GiB limit is
 // RESOURCE_LIMIT, and the evaluation after it is OK.
 TEST(Containment, MemoryHeldOutsideTheProcessCounts) {
   if (test_device() == CUDA && !gpu_present())
@@ -495,11 +509,17 @@ TEST(Containment, MemoryHeldOutsideTheProcessCounts) {
   ExecRequest request = appended_request("hides_memory");
   request.mutable_options()->set_memory_limit_mb(test_device() == CUDA ? 2048 : 1024);
   ExecResult r = evaluator().evaluate(request);
-  bool cgroup = false;
-  for (const auto& granted : r.isolation()) cgroup |= granted == "candidate:memory_cgroup";
-  if (!cgroup) {  // no cgroup granted here: say so, the verdict is the fallback's
-    std::cout << "no memory cgroup on this machine: " << summary_line(r) << "\n";
-    EXPECT_NE(::geteuid(), 0u) << "as root kgym expects a memory cgroup (isolation: none named)";
+  bool cgroup = false, pidns = false;
+  for (const auto& granted : r.isolation()) {
+    cgroup |= granted == "candidate:memory_cgroup";
+    pidns |= granted == "candidate:memory_by_pidns";
+  }
+  if (::geteuid() == 0)
+    EXPECT_TRUE(cgroup) << "as root kgym expects a memory cgroup here: " << summary_line(r);
+  else if (user_namespaces_granted())
+    EXPECT_TRUE(pidns) << "unprivileged, the candidate's pid namespace counts: " << summary_line(r);
+  if (!cgroup && !pidns) {  // neither granted here: say so, the verdict is the session's count
+    std::cout << "no memory cgroup and no pid namespace on this machine: " << summary_line(r) << "\n";
     return;
   }
   EXPECT_EQ(Verdict_Name(r.verdict()), "RESOURCE_LIMIT") << summary_line(r);

@@ -93,15 +93,19 @@ uid_t process_uid(pid_t pid) {
   return ::stat(path.c_str(), &st) == 0 ? st.st_uid : static_cast<uid_t>(-1);
 }
 
-int64_t uid_memory_bytes(uid_t uid) {
+namespace {
+
+// Resident memory of every process `member(pid, its /proc path)` accepts, plus the memfd files
+// they hold open but do not map (each counted once: its touched pages, not its size).
+template <class Member>
+int64_t memory_of(Member member) {
   int64_t total = 0;
   std::map<unsigned long, int64_t> held;  // memfd inode -> bytes it holds
   std::set<unsigned long> mapped;
   for_each_process([&](const char* pid) {
     const std::string proc = std::string("/proc/") + pid;
-    struct stat st {};
     long sess = 0, rss = 0;
-    if (::stat(proc.c_str(), &st) != 0 || st.st_uid != uid || !read_stat(pid, &sess, &rss))
+    if (!member(pid, proc) || !read_stat(pid, &sess, &rss))
       return;
     total += static_cast<int64_t>(rss) * page_bytes;
     mapped_memfds(proc, &mapped);
@@ -114,7 +118,7 @@ int64_t uid_memory_bytes(uid_t uid) {
       const ssize_t n = ::readlink(link.c_str(), target, sizeof target - 1);
       struct stat file {};
       if (n > 7 && std::strncmp(target, "/memfd:", 7) == 0 && ::stat(link.c_str(), &file) == 0)
-        held[file.st_ino] = static_cast<int64_t>(file.st_blocks) * 512;  // what it holds, not its size
+        held[file.st_ino] = static_cast<int64_t>(file.st_blocks) * 512;
     }
     ::closedir(fds);
   });
@@ -122,6 +126,31 @@ int64_t uid_memory_bytes(uid_t uid) {
     if (!mapped.count(inode))
       total += bytes;
   return total;
+}
+
+std::string namespace_link(const std::string& proc) {
+  char target[64];
+  const ssize_t n = ::readlink((proc + "/ns/pid").c_str(), target, sizeof target - 1);
+  return n > 0 ? std::string(target, static_cast<size_t>(n)) : std::string();
+}
+
+}  // namespace
+
+int64_t uid_memory_bytes(uid_t uid) {
+  return memory_of([uid](const char*, const std::string& proc) {
+    struct stat st {};
+    return ::stat(proc.c_str(), &st) == 0 && st.st_uid == uid;
+  });
+}
+
+std::string pid_namespace_of(pid_t pid) {
+  return namespace_link(pid > 0 ? "/proc/" + std::to_string(pid) : std::string("/proc/self"));
+}
+
+int64_t pid_namespace_memory_bytes(const std::string& pid_namespace) {
+  return memory_of([&pid_namespace](const char*, const std::string& proc) {
+    return namespace_link(proc) == pid_namespace;
+  });
 }
 
 int64_t cgroup_memory_bytes(const std::string& usage_file) {

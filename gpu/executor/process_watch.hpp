@@ -19,6 +19,15 @@ uid_t process_uid(pid_t pid);
 // fork), where no cgroup counts it. Only meaningful for a uid of the candidate's alone.
 int64_t uid_memory_bytes(uid_t uid);
 
+// The pid namespace a process is in ("pid:[inode]"; pid 0: this process's), empty if it cannot
+// be read.
+std::string pid_namespace_of(pid_t pid);
+
+// Resident memory of every process in `pid_namespace` (pid_namespace_of), plus the memfd files
+// they hold: what a candidate holds that is pid 1 of a namespace of its own, where neither a
+// cgroup nor a uid of its own counts it (unprivileged). No process leaves a pid namespace.
+int64_t pid_namespace_memory_bytes(const std::string& pid_namespace);
+
 // The bytes a cgroup's usage file (memory.current, memory.usage_in_bytes) says are in use; 0
 // if it cannot be read.
 int64_t cgroup_memory_bytes(const std::string& usage_file);

@@ -325,6 +325,11 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
   bool total_timed_out = false;
   int64_t peak_rss = 0;
   bool counted_by_uid = false;  // the memory fallback without a cgroup held the candidate
+  bool counted_by_pidns = false;  // unprivileged: its pid namespace held it
+  // The candidate's pid namespace where it has one of its own (read before its code runs).
+  std::string candidate_pidns = candidate > 1 ? pid_namespace_of(candidate) : std::string();
+  if (candidate_pidns == pid_namespace_of(0))
+    candidate_pidns.clear();
   SandboxEvent::ChildExit exit_info;
   while (!exited) {
     auto wake = std::min(deadline, clock_type::now() + watchdog_tick);
@@ -364,10 +369,13 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     const uid_t uid = cgroup_usage_file.empty() && candidate > 1 && ::geteuid() == 0 ? process_uid(candidate) : 0;
     const bool by_uid = uid != 0 && uid != static_cast<uid_t>(-1);
     counted_by_uid = counted_by_uid || by_uid;
+    const bool by_pidns = cgroup_usage_file.empty() && !by_uid && !candidate_pidns.empty();
+    counted_by_pidns = counted_by_pidns || by_pidns;
     const int64_t candidates =
-        by_uid ? uid_memory_bytes(uid) + disk
-               : std::max((candidate > 1 ? session_rss_bytes(candidate) : 0) + disk,
-                          cgroup_usage_file.empty() ? 0 : cgroup_memory_bytes(cgroup_usage_file));
+        by_uid     ? uid_memory_bytes(uid) + disk
+        : by_pidns ? pid_namespace_memory_bytes(candidate_pidns) + disk
+                   : std::max((candidate > 1 ? session_rss_bytes(candidate) : 0) + disk,
+                              cgroup_usage_file.empty() ? 0 : cgroup_memory_bytes(cgroup_usage_file));
     int64_t rss = session_rss_bytes(child) + candidates;
     peak_rss = std::max(peak_rss, rss);
     if (killed == kill_reason::none && rss > opts.memory_limit_mb() * (int64_t{1} << 20)) {
@@ -428,6 +436,8 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     result.add_isolation("candidate:memory_cgroup");
   else if (counted_by_uid)
     result.add_isolation("candidate:memory_by_uid");
+  else if (counted_by_pidns)
+    result.add_isolation("candidate:memory_by_pidns");
   if (tasks_limit > 0)
     result.add_isolation("candidate:pids_cgroup=" + std::to_string(tasks_limit));
   if (disk_limit_mb > 0) {

@@ -1,4 +1,5 @@
 """Exact-value tests of the sandbox's pure functions (no GPU, no candidate code)."""
+import ctypes
 import math
 import os
 import sys
@@ -403,6 +404,41 @@ class PidNamespaces(unittest.TestCase):
         self.assertEqual(os.read(said_r, 16), b"1")
         # back home: the next plain fork is in this process's namespace
         self.assertEqual(os.readlink("/proc/self/ns/pid_for_children"), os.readlink("/proc/self/ns/pid"))
+
+
+    @unittest.skipUnless(os.geteuid() == 0, "drops to an unprivileged uid first")
+    def test_unprivileged_a_user_namespace_of_its_own_gives_each_child_its_own(self):
+        """As an unprivileged zygote: root of its own user namespace (one uid, none to switch
+        to), its chosen children pid 1 of their own namespaces, its plain ones in its own; a
+        pending unshare would have forbidden its threads (which torch needs)."""
+        from kgym_sandbox import isolation
+        said_r, said_w = os.pipe()
+        zygote = os.fork()
+        if zygote == 0:
+            os.setgid(65534)
+            os.setuid(65534)
+            ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE, as after an exec: /proc/self is ours
+            words = [isolation.switches_uids(), isolation.own_user_namespace(), os.geteuid(),
+                     isolation.switches_uids()]
+            import threading
+            thread = threading.Thread(target=lambda: None)
+            thread.start()  # threads still allowed
+            thread.join()
+            pid, isolated = isolation.PidNamespaces().fork()
+            if pid == 0:
+                os.write(said_w, str(os.getpid()).encode())
+                os._exit(0)
+            os.waitpid(pid, 0)
+            plain = os.fork()
+            if plain == 0:
+                os._exit(0 if os.readlink("/proc/self/ns/pid") == os.readlink(f"/proc/{os.getppid()}/ns/pid") else 1)
+            _, status = os.waitpid(plain, 0)
+            os.write(said_w, (" " + repr(words + [isolated, os.waitstatus_to_exitcode(status)])).encode())
+            os._exit(0)
+        os.close(said_w)
+        os.waitpid(zygote, 0)
+        said = os.read(said_r, 200).decode()
+        self.assertEqual(said, "1 " + repr([False, True, 0, False, True, 0]))
 
 
 class ClaimUid(unittest.TestCase):

@@ -44,21 +44,78 @@ def _unshare(flags: int) -> bool:
     return _libc.unshare(flags) == 0
 
 
+def switches_uids() -> bool:
+    """Whether this process may run others under uids of their own: root of the machine's user
+    namespace, not root of one of its own (own_user_namespace maps a single uid)."""
+    if os.geteuid() != 0:
+        return False
+    try:
+        with open("/proc/self/uid_map") as f:
+            return any(fields[:2] == ["0", "0"] and int(fields[2]) > 1 for fields in map(str.split, f))
+    except (OSError, ValueError, IndexError):
+        return False
+
+
+def own_user_namespace() -> bool:
+    """For an unprivileged zygote: makes this process root of a user namespace of its own (its
+    uid mapped to 0). Inside, it may make what root makes (pid, mount and network namespaces)
+    but no other uid. Call it single-threaded (before torch: unshare refuses a user namespace
+    to a threaded process). False where the OS refuses."""
+    if os.geteuid() == 0:
+        return False
+    uid, gid = os.geteuid(), os.getegid()
+    return _unshare(CLONE_NEWUSER) and _write("/proc/self/setgroups", "deny") and \
+        _write("/proc/self/uid_map", f"0 {uid} 1") and _write("/proc/self/gid_map", f"0 {gid} 1")
+
+
+# clone(2) by number, for a child in a new pid namespace without changing ours (x86-64, arm64).
+SYS_CLONE = {"x86_64": 56, "aarch64": 220}.get(os.uname().machine)
+
+
+def _fork_into_new_pid_namespace() -> int:
+    """os.fork(), but the child starts a pid namespace of its own. In a user namespace of our
+    own the unshare-then-setns way is refused (setns back to the machine's pid namespace needs
+    the machine's root), and a pending unshare would forbid our threads (torch's); clone(2) with
+    CLONE_NEWPID touches only the child. Python's fork hooks run around it as for os.fork; the
+    call keeps the GIL (PyDLL)."""
+    import signal
+    python = ctypes.pythonapi
+    python.PyOS_BeforeFork()
+    pid = ctypes.PyDLL(None, use_errno=True).syscall(ctypes.c_long(SYS_CLONE),
+                                                    ctypes.c_ulong(CLONE_NEWPID | signal.SIGCHLD),
+                                                    None, None, None, None)
+    if pid == 0:
+        python.PyOS_AfterFork_Child()
+        return 0
+    python.PyOS_AfterFork_Parent()
+    if pid < 0:
+        raise OSError(ctypes.get_errno(), "clone into a new pid namespace")
+    return pid
+
+
 class PidNamespaces:
-    """Forks chosen children into a pid namespace of their own (root only): unshare before the
+    """Forks chosen children into a pid namespace of their own. As root: unshare before the
     fork sets where this process's next child goes, setns to our own namespace (opened once)
-    puts the ones after it back. The child is pid 1 there: the /proc it mounts shows only its
-    namespace's processes, it can name (signal, trace) no process outside, and when it exits
-    the kernel kills every process it left in the namespace."""
+    puts the ones after it back; as root of a user namespace of our own (own_user_namespace):
+    clone(2). The child is pid 1 there: the /proc it mounts shows only its namespace's processes, it can name
+    (signal, trace) no process outside, and when it exits the kernel kills every process it
+    left in the namespace."""
 
     def __init__(self):
+        self.cloned = SYS_CLONE is not None and os.geteuid() == 0 and not switches_uids()
         try:
-            self.own = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+            self.own = -1 if self.cloned else os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
             self.own = -1
 
     def fork(self) -> tuple:
         """(os.fork()'s value, whether the child has a pid namespace of its own)."""
+        if self.cloned:  # root of our own user namespace (own_user_namespace)
+            try:
+                return _fork_into_new_pid_namespace(), True
+            except OSError:
+                self.cloned = False  # refused: plain forks from now on
+                return os.fork(), False
         isolated = self.own >= 0 and _unshare(CLONE_NEWPID)
         pid = -1
         try:
@@ -178,6 +235,8 @@ def _write(path: str, text: str) -> bool:
 
 def _enter_namespaces(granted: list) -> None:
     if os.geteuid() == 0:
+        if not switches_uids():
+            granted.append("userns")  # the zygote's own (own_user_namespace)
         if _unshare(CLONE_NEWNET):
             granted.append("netns")
         if _unshare(CLONE_NEWNS):
@@ -287,7 +346,7 @@ def set_limits(limits: dict) -> list:
 
 def _drop_privileges_prepare(workdir: str, uid: int) -> None:
     """Hands the workdir to the process's uid while we still may."""
-    if os.geteuid() != 0:
+    if not switches_uids():
         return
     for root, dirs, files in os.walk(workdir):
         for name in [root] + [os.path.join(root, n) for n in dirs + files]:
@@ -295,7 +354,7 @@ def _drop_privileges_prepare(workdir: str, uid: int) -> None:
 
 
 def _drop_privileges(granted: list, uid: int) -> None:
-    if os.geteuid() != 0:
+    if not switches_uids():
         return
     needed = _python_paths()
     if any(_closed_ancestor(p) for p in needed) and \

@@ -600,6 +600,10 @@ def main() -> None:
     parser.add_argument("--no-memory-cgroup", action="store_true",
                         help="no cgroup per candidate (the executor then counts the candidate's uid)")
     args = parser.parse_args()
+    # Unprivileged, a user namespace of our own lets every candidate have a pid namespace of
+    # its own (it can then signal, trace and see no other process of our uid); first, while
+    # this process has one thread.
+    isolation.own_user_namespace()
     if args.device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
     out_fd = os.dup(1)  # frames go here; whatever else prints goes to stderr
