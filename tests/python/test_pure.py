@@ -387,6 +387,18 @@ class SharedTensors(unittest.TestCase):
         with self.assertRaises(ValueError):  # nor claim more tensors than it holds
             st.Arena("cpu", specs + [{"shape": [64], "dtype": "float32"}], fd=os.dup(mine.fd))
 
+    @unittest.skipUnless(torch.cuda.is_available(), "a GPU arena needs a GPU")
+    def test_a_gpu_arena_cannot_be_mapped_larger_than_it_is_and_still_maps_after(self):
+        from kgym_sandbox import shared_tensors as st
+        driver = st.CudaDriver()
+        torch.zeros(1, device="cuda")  # PyTorch's context current
+        ptr, fd = driver.alloc(1 << 20)
+        with self.assertRaises(RuntimeError):  # the import is released again (no handle left behind)
+            driver.open(os.dup(fd), 64 << 20)
+        view = st.device_view(driver.open(fd, 1 << 20), {"shape": [4], "dtype": "float32"})
+        st.device_view(ptr, {"shape": [4], "dtype": "float32"}).fill_(3.0)
+        self.assertEqual(view.tolist(), [3.0] * 4)
+
 
 class PidNamespaces(unittest.TestCase):
     @unittest.skipUnless(os.geteuid() == 0, "a pid namespace needs root")

@@ -129,10 +129,14 @@ class CudaDriver:
         if rc == CUDA_ERROR_OUT_OF_MEMORY:
             raise torch.OutOfMemoryError(f"CUDA out of memory: cuMemCreate of {size / (1 << 30):.2f} GiB to share")
         self._check(rc, "cuMemCreate")
-        ptr = self._map(handle, size)
-        fd = ctypes.c_int(-1)
-        self._check(self.lib.cuMemExportToShareableHandle(ctypes.byref(fd), handle, CU_MEM_HANDLE_TYPE_POSIX_FD,
-                                                          ctypes.c_ulonglong(0)), "cuMemExportToShareableHandle")
+        try:
+            ptr = self._map(handle, size)
+            fd = ctypes.c_int(-1)
+            self._check(self.lib.cuMemExportToShareableHandle(ctypes.byref(fd), handle, CU_MEM_HANDLE_TYPE_POSIX_FD,
+                                                              ctypes.c_ulonglong(0)), "cuMemExportToShareableHandle")
+        except BaseException:
+            self.lib.cuMemRelease(handle)  # not mapped: freed now; mapped: when the process goes
+            raise
         CudaDriver.allocated += size
         return ptr, fd.value
 
@@ -146,7 +150,11 @@ class CudaDriver:
                         "cuMemImportFromShareableHandle")
         finally:
             os.close(fd)
-        return self._map(handle, self.rounded(nbytes))
+        try:
+            return self._map(handle, self.rounded(nbytes))
+        except BaseException:
+            self.lib.cuMemRelease(handle)  # e.g. more than the allocation holds: the import goes
+            raise
 
 
 class _CudaArray:
