@@ -95,7 +95,7 @@ uid_t process_uid(pid_t pid) {
 
 namespace {
 
-// Resident memory of every process `member(pid, its /proc path)` accepts, plus the memfd files
+// Resident memory of every process whose /proc directory `member` accepts, plus the memfd files
 // they hold open but do not map (each counted once: its touched pages, not its size).
 template <class Member>
 int64_t memory_of(Member member) {
@@ -105,7 +105,7 @@ int64_t memory_of(Member member) {
   for_each_process([&](const char* pid) {
     const std::string proc = std::string("/proc/") + pid;
     long sess = 0, rss = 0;
-    if (!member(pid, proc) || !read_stat(pid, &sess, &rss))
+    if (!member(proc) || !read_stat(pid, &sess, &rss))
       return;
     total += static_cast<int64_t>(rss) * page_bytes;
     mapped_memfds(proc, &mapped);
@@ -137,7 +137,7 @@ std::string namespace_link(const std::string& proc) {
 }  // namespace
 
 int64_t uid_memory_bytes(uid_t uid) {
-  return memory_of([uid](const char*, const std::string& proc) {
+  return memory_of([uid](const std::string& proc) {
     struct stat st {};
     return ::stat(proc.c_str(), &st) == 0 && st.st_uid == uid;
   });
@@ -148,7 +148,7 @@ std::string pid_namespace_of(pid_t pid) {
 }
 
 int64_t pid_namespace_memory_bytes(const std::string& pid_namespace) {
-  return memory_of([&pid_namespace](const char*, const std::string& proc) {
+  return memory_of([&pid_namespace](const std::string& proc) {
     return namespace_link(proc) == pid_namespace;
   });
 }

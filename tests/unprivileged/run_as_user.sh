@@ -15,11 +15,12 @@ python_root=$(python3 -c 'import sys; print(sys.base_prefix)')
 tmp=$(mktemp -d /tmp/kgym-unprivileged.XXXXXX)
 chown "$user" "$tmp"
 export KGYM_UNPRIVILEGED_TMP="$tmp" KGYM_UNPRIVILEGED_HOME="$home" KGYM_UNPRIVILEGED_PYTHON="$python_root" KGYM_UNPRIVILEGED_USER="$user"
-exec unshare --mount --propagation private -- bash -euo pipefail -c '
+status=0
+unshare --mount --propagation private -- bash -euo pipefail -c '
   case "$KGYM_UNPRIVILEGED_PYTHON" in
     /root/*)  # reachable again: a passable /root holding only the Python
       rest=${KGYM_UNPRIVILEGED_PYTHON#/root/}; top=/root/${rest%%/*}
-      keep=$(mktemp -d /tmp/kgym-keep.XXXXXX)
+      keep=$(mktemp -d "$KGYM_UNPRIVILEGED_TMP/python.XXXXXX")
       mount --bind "$top" "$keep"
       mount -t tmpfs -o mode=0711 kgym-root /root
       mkdir -p "$top" && mount --move "$keep" "$top"
@@ -29,4 +30,6 @@ exec unshare --mount --propagation private -- bash -euo pipefail -c '
   cd "$HOME"
   exec setpriv --reuid="$KGYM_UNPRIVILEGED_USER" --regid="$KGYM_UNPRIVILEGED_USER" --init-groups \
     --inh-caps=-all --bounding-set=-all -- "$@"
-' run_as_user "$@"
+' run_as_user "$@" || status=$?
+rm -rf "$tmp"  # what the command left in its TMPDIR
+exit "$status"

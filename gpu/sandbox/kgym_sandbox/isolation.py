@@ -7,6 +7,7 @@ import ctypes
 import fcntl
 import os
 import resource
+import signal
 import stat
 import sys
 
@@ -38,6 +39,7 @@ BUILD_UID = 65531
 BUILD_UIDS = tuple(range(65500, 65531))
 
 _libc = ctypes.CDLL(None, use_errno=True)
+_libc_keeping_gil = ctypes.PyDLL(None, use_errno=True)  # for clone(2): no other thread runs meanwhile
 
 
 def _unshare(flags: int) -> bool:
@@ -64,8 +66,14 @@ def own_user_namespace() -> bool:
     if os.geteuid() == 0:
         return False
     uid, gid = os.geteuid(), os.getegid()
-    return _unshare(CLONE_NEWUSER) and _write("/proc/self/setgroups", "deny") and \
-        _write("/proc/self/uid_map", f"0 {uid} 1") and _write("/proc/self/gid_map", f"0 {gid} 1")
+    return _unshare(CLONE_NEWUSER) and _map_own_ids(0, uid, 0, gid)
+
+
+def _map_own_ids(inside_uid: int, uid: int, inside_gid: int, gid: int) -> bool:
+    """Just after unsharing a user namespace: our uid and gid appear there as the inside ones
+    (no supplementary groups: the kernel asks setgroups to be denied first)."""
+    return _write("/proc/self/setgroups", "deny") and _write("/proc/self/uid_map", f"{inside_uid} {uid} 1") \
+        and _write("/proc/self/gid_map", f"{inside_gid} {gid} 1")
 
 
 # clone(2) by number, for a child in a new pid namespace without changing ours (x86-64, arm64).
@@ -78,10 +86,9 @@ def _fork_into_new_pid_namespace() -> int:
     the machine's root), and a pending unshare would forbid our threads (torch's); clone(2) with
     CLONE_NEWPID touches only the child. Python's fork hooks run around it as for os.fork; the
     call keeps the GIL (PyDLL)."""
-    import signal
     python = ctypes.pythonapi
     python.PyOS_BeforeFork()
-    pid = ctypes.PyDLL(None, use_errno=True).syscall(ctypes.c_long(SYS_CLONE),
+    pid = _libc_keeping_gil.syscall(ctypes.c_long(SYS_CLONE),
                                                     ctypes.c_ulong(CLONE_NEWPID | signal.SIGCHLD),
                                                     None, None, None, None)
     if pid == 0:
@@ -97,9 +104,9 @@ class PidNamespaces:
     """Forks chosen children into a pid namespace of their own. As root: unshare before the
     fork sets where this process's next child goes, setns to our own namespace (opened once)
     puts the ones after it back; as root of a user namespace of our own (own_user_namespace):
-    clone(2). The child is pid 1 there: the /proc it mounts shows only its namespace's processes, it can name
-    (signal, trace) no process outside, and when it exits the kernel kills every process it
-    left in the namespace."""
+    clone(2). The child is pid 1 there: the /proc it mounts shows only its namespace's
+    processes, it can name (signal, trace) no process outside, and when it exits the kernel
+    kills every process it left in the namespace."""
 
     def __init__(self):
         self.cloned = SYS_CLONE is not None and os.geteuid() == 0 and not switches_uids()
@@ -246,9 +253,7 @@ def _enter_namespaces(granted: list) -> None:
     uid, gid = os.geteuid(), os.getegid()
     if not _unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS):
         return
-    _write("/proc/self/setgroups", "deny")
-    _write("/proc/self/uid_map", f"{uid} {uid} 1")
-    _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    _map_own_ids(uid, uid, gid, gid)
     granted += ["userns", "netns", "mountns"]
 
 
