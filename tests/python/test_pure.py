@@ -453,6 +453,27 @@ class PidNamespaces(unittest.TestCase):
         self.assertEqual(said, "1 " + repr([False, True, 0, False, True, 0]))
 
 
+class PrivateDirs(unittest.TestCase):
+    def test_tempfile_follows_the_private_tmp_even_when_it_chose_one_before(self):
+        """Imports before confinement make `tempfile` choose the caller's TMPDIR, which the
+        private /tmp hides; after use_private_dirs every temporary file lands in the workdir."""
+        import tempfile
+        from kgym_sandbox import isolation
+        saved = {v: os.environ.get(v) for v in ("HOME", "TMPDIR", "TRITON_CACHE_DIR")}
+        tempfile.gettempdir()  # chosen now, as torch's and Triton's imports do
+        try:
+            with tempfile.TemporaryDirectory() as workdir:
+                isolation.use_private_dirs(workdir)
+                with tempfile.NamedTemporaryFile() as f:
+                    self.assertEqual(os.path.dirname(f.name), os.path.join(workdir, "tmp"))
+                self.assertEqual(os.environ["HOME"], os.path.join(workdir, "home"))
+                self.assertTrue(os.path.isdir(os.environ["TRITON_CACHE_DIR"]))
+        finally:
+            tempfile.tempdir = None
+            for var, value in saved.items():
+                os.environ.pop(var, None) if value is None else os.environ.__setitem__(var, value)
+
+
 class ClaimUid(unittest.TestCase):
     def test_live_processes_never_share_a_uid_and_a_freed_one_is_taken_again(self):
         import tempfile

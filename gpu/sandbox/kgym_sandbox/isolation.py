@@ -10,6 +10,7 @@ import resource
 import signal
 import stat
 import sys
+import tempfile
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
@@ -408,9 +409,18 @@ def confine(workdir: str, uid: int, lap=lambda name: None):
     lap("confine_proc")
     _drop_privileges(granted, uid)  # set_limits comes after: RLIMIT_NPROC then counts this uid
     os.chdir(workdir)
+    use_private_dirs(workdir)
+    lap("confine_uid")
+    return granted, workdir
+
+
+def use_private_dirs(workdir: str) -> None:
+    """HOME, TMPDIR and Triton's cache under the private workdir, and Python's `tempfile` told
+    too: it keeps the directory it chose first, and the imports before confinement chose the
+    caller's TMPDIR, which the private /tmp hides (unprivileged on the GPU, every Triton
+    compile failed with FileNotFoundError)."""
     for var in ("HOME", "TMPDIR", "TRITON_CACHE_DIR"):
         path = os.path.join(workdir, "home" if var == "HOME" else "tmp" if var == "TMPDIR" else "triton")
         os.makedirs(path, exist_ok=True)
         os.environ[var] = path
-    lap("confine_uid")
-    return granted, workdir
+    tempfile.tempdir = os.environ["TMPDIR"]

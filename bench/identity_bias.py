@@ -1,0 +1,103 @@
+"""How far the identity answer's speedup lands from 1, evaluation to evaluation, and what moves it.
+
+The identity answer (the task's own Model, renamed ModelNew) is exactly as fast as the
+reference, so every evaluation's |speedup - 1| is the timing's error. This runs each task's
+identity answer many times under each of several variants of `kgym check` (rounds alternate the
+variants, so a drift of the machine falls on all of them alike) and prints, per task and
+variant, the speedups' mean and spread across evaluations, beside the spread the evaluations
+themselves claimed (`speedup_rse`): an error fixed within an evaluation but changing between
+them shows as a spread far above the rse. Variants: `traced` (as users run it) and `untraced`
+(`--no-cupti`: no CUPTI in the candidate's process, the one thing its process has and the
+reference runner's has not). Also the speedup with the request cost left on (`raw`): if that
+spreads less, the cost's estimate is what moves.
+
+    python3 bench/identity_bias.py --kernelbench ../shared/kernelbench --level 2 --only 1,69,93 --rounds 3 --per-round 2
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import kernelbench_tasks
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VARIANTS = {"traced": [], "untraced": ["--no-cupti"]}
+
+
+def run(kgym: str, tasks: list, evaluations: int, extra: list) -> list:
+    """`evaluations` identity evaluations of each task in one `kgym check` (one more first,
+    left out: it also starts the sandbox)."""
+    command = [kgym, "check", "--device", "cuda", "--json", "--no-hacking-check", *extra]
+    for task in tasks:
+        command += ["--task", task]
+    command += ["--candidate", "identity"] * evaluations
+    out = subprocess.run(command, capture_output=True, text=True, timeout=3000)
+    results = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    if not results:
+        sys.exit(f"kgym check printed no result: {out.stderr[-2000:]}")
+    return results[1:]
+
+
+def raw_speedup(r: dict) -> float:
+    """The speedup with the request cost left on both sides (per call: cost / calls per batch)."""
+    k = max(r.get("timed_batch_calls", 1), 1)
+    cost_ms = r.get("candidate_call_overhead_us", 0.0) * 1e-3 / k
+    ref, cand = r["reference_time"]["iqm_ms"], r["candidate_time"]["iqm_ms"]
+    return (ref + cost_ms) / (cand + cost_ms)
+
+
+def summary(rows: list) -> str:
+    ok = [r for r in rows if r.get("verdict") == "OK"]
+    if len(ok) < 2:
+        return f"{len(ok)} OK | - | - | - | - | -"
+    s = [r["speedup"] for r in ok]
+    raw = [raw_speedup(r) for r in ok]
+    rse = [r.get("speedup_rse", 0.0) for r in ok]
+    cost = [r.get("candidate_call_overhead_us", 0.0) for r in ok]
+    return (f"{len(ok)} | {statistics.fmean(s):.4f} | {statistics.stdev(s):.4f} | {max(abs(x - 1) for x in s):.4f} | "
+            f"{statistics.stdev(raw):.4f} | {statistics.fmean(rse):.4f} | {statistics.median(cost):.0f}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kgym", default=os.path.join(ROOT, "build", "kgym"))
+    parser.add_argument("--kernelbench", required=True, help="a KernelBench checkout")
+    parser.add_argument("--level", type=int, default=2)
+    parser.add_argument("--only", required=True, help="problem numbers, e.g. 1,69,93")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--per-round", type=int, default=2, help="evaluations of each task per variant and round")
+    parser.add_argument("--variant", action="append", choices=sorted(VARIANTS), help="default: all")
+    parser.add_argument("--out", help="every ExecResult, JSON lines")
+    args = parser.parse_args()
+    only = {int(n) for n in args.only.split(",")}
+    variants = args.variant or sorted(VARIANTS)
+    results = {v: [] for v in variants}
+    with tempfile.TemporaryDirectory() as workdir:
+        tasks = [kernelbench_tasks.identity_task(p, args.level, workdir)
+                 for p in kernelbench_tasks.problems(args.kernelbench, args.level)
+                 if int(os.path.basename(p).split("_")[0]) in only]
+        for round_ in range(args.rounds):
+            for v in (variants if round_ % 2 == 0 else variants[::-1]):
+                rows = run(args.kgym, tasks, args.per_round, VARIANTS[v])
+                results[v] += rows
+                print(f"round {round_ + 1}/{args.rounds} {v}: " + ", ".join(
+                    f"{r.get('task_id')} {r.get('speedup', 0):.4f}" for r in rows), flush=True)
+    if args.out:
+        with open(args.out, "w") as f:
+            for v, rows in results.items():
+                for r in rows:
+                    f.write(json.dumps({"variant": v, **r}) + "\n")
+    device = next((r["device_name"] for rows in results.values() for r in rows if r.get("device_name")), "unknown")
+    print(f"machine: {device}; identity answers, {args.rounds} rounds x {args.per_round} evaluations per task and variant")
+    print("| task | variant | OK | mean speedup | spread (stdev) | max abs(s - 1) | raw spread | mean rse | cost us |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for task in sorted({r.get("task_id") for rows in results.values() for r in rows}):
+        for v in variants:
+            print(f"| {task} | {v} | " + summary([r for r in results[v] if r.get("task_id") == task]) + " |")
+
+
+if __name__ == "__main__":
+    main()
