@@ -373,22 +373,33 @@ static std::vector<std::filesystem::path> world_writable_directories() {
 }
 
 // No writable host path: a candidate that writes a file into every world-writable directory
-// it finds leaves none behind (its private /tmp, /var/tmp and /dev/shm go with it).
+// it finds leaves none behind (its private /tmp, /var/tmp and /dev/shm go with it), nor does
+// one that first unmounts what it can of its mount namespace and remounts the host writable
+// (unprivileged, it is root of a user namespace: it left files in the host's /tmp, /var/tmp and
+// /run/lock until its capabilities were dropped).
 TEST(Containment, NoWorldWritableHostDirectoryKeepsAFile) {
   if (test_device() == CUDA && !gpu_present())
     GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
   const auto directories = world_writable_directories();
   ASSERT_FALSE(directories.empty()) << "no world-writable directory to check (expected at least /tmp)";
-  ExecResult r = evaluator().evaluate(appended_request("writes_host"));
-  EXPECT_EQ(Verdict_Name(r.verdict()), "OK") << summary_line(r);
-  std::vector<std::string> kept;
-  for (const auto& d : directories)
-    if (std::filesystem::exists(d / "kgym-host-canary")) {
-      kept.push_back(d.string());
-      std::filesystem::remove(d / "kgym-host-canary");
+  for (const std::string name : {"writes_host", "unmounts_private_tmp"}) {
+    ExecResult r = evaluator().evaluate(appended_request(name));
+    EXPECT_EQ(Verdict_Name(r.verdict()), "OK") << summary_line(r);
+    std::vector<std::string> kept;
+    for (const auto& d : directories)
+      if (std::filesystem::exists(d / "kgym-host-canary")) {
+        kept.push_back(d.string());
+        std::filesystem::remove(d / "kgym-host-canary");
+      }
+    EXPECT_TRUE(kept.empty()) << name << ": a file left in " << kept.size() << " of " << directories.size()
+                              << " world-writable directories, e.g. " << (kept.empty() ? "" : kept.front());
+    if (::geteuid() != 0) {
+      bool dropped = false;
+      for (const auto& granted : r.isolation()) dropped |= granted == "candidate:no_capabilities";
+      EXPECT_TRUE(dropped) << name << ": unprivileged, the candidate is uid 0 of a user namespace and must hold "
+                           << "no capability there: " << summary_line(r);
     }
-  EXPECT_TRUE(kept.empty()) << "a file left in " << kept.size() << " of " << directories.size()
-                            << " world-writable directories, e.g. " << (kept.empty() ? "" : kept.front());
+  }
 }
 
 // Whether this process may make a user namespace (what an unprivileged kgym's zygote needs
@@ -514,10 +525,11 @@ TEST(Containment, MemoryHeldOutsideTheProcessCounts) {
     cgroup |= granted == "candidate:memory_cgroup";
     pidns |= granted == "candidate:memory_by_pidns";
   }
-  if (::geteuid() == 0)
+  if (::geteuid() == 0) {
     EXPECT_TRUE(cgroup) << "as root kgym expects a memory cgroup here: " << summary_line(r);
-  else if (user_namespaces_granted())
+  } else if (user_namespaces_granted()) {
     EXPECT_TRUE(pidns) << "unprivileged, the candidate's pid namespace counts: " << summary_line(r);
+  }
   if (!cgroup && !pidns) {  // neither granted here: say so, the verdict is the session's count
     std::cout << "no memory cgroup and no pid namespace on this machine: " << summary_line(r) << "\n";
     return;

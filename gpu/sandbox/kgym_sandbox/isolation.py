@@ -67,7 +67,12 @@ def own_user_namespace() -> bool:
     if os.geteuid() == 0:
         return False
     uid, gid = os.geteuid(), os.getegid()
-    return _unshare(CLONE_NEWUSER) and _map_own_ids(0, uid, 0, gid)
+    if not (_unshare(CLONE_NEWUSER) and _map_own_ids(0, uid, 0, gid)):
+        return False
+    # No user namespace inside it: a candidate would be root of one again, where it could
+    # mount a tmpfs that no process's memory shows.
+    _write(MAX_USER_NAMESPACES, "0")
+    return True
 
 
 def _map_own_ids(inside_uid: int, uid: int, inside_gid: int, gid: int) -> bool:
@@ -75,6 +80,50 @@ def _map_own_ids(inside_uid: int, uid: int, inside_gid: int, gid: int) -> bool:
     (no supplementary groups: the kernel asks setgroups to be denied first)."""
     return _write("/proc/self/setgroups", "deny") and _write("/proc/self/uid_map", f"{inside_uid} {uid} 1") \
         and _write("/proc/self/gid_map", f"{inside_gid} {gid} 1")
+
+
+MAX_USER_NAMESPACES = "/proc/sys/user/max_user_namespaces"  # per user namespace: ours, for our children
+
+# prctl(2) and capabilities (linux/prctl.h, linux/capability.h, linux/securebits.h)
+PR_CAPBSET_DROP, PR_SET_SECUREBITS, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 24, 28, 38, 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+# NOROOT, NO_SETUID_FIXUP, KEEP_CAPS, NO_CAP_AMBIENT_RAISE, each with its lock: uid 0 gains
+# nothing again, by exec or otherwise.
+SECURE_ALL_BITS_LOCKED = 0xff
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _last_capability() -> int:
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 63
+
+
+def drop_capabilities() -> bool:
+    """Every capability gone for good: the bounding and ambient sets emptied, uid 0 made
+    ordinary (securebits, locked), the effective, permitted and inheritable sets cleared, no
+    new privileges by exec. For a process that is still uid 0 once confined: unprivileged,
+    kgym's candidate is root of a user namespace, where it could otherwise unmount its private
+    /tmp and the read-only host and write to the host's /tmp. True when it held."""
+    prctl = _libc.prctl
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    ok = prctl(PR_SET_SECUREBITS, SECURE_ALL_BITS_LOCKED, 0, 0, 0) == 0
+    for cap in range(_last_capability() + 1):
+        ok = prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0 and ok
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header, data = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0), (_CapData * 2)()
+    ok = _libc.capset(ctypes.byref(header), data) == 0 and ok
+    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 and ok
 
 
 # clone(2) by number, for a child in a new pid namespace without changing ours (x86-64, arm64).
@@ -230,6 +279,14 @@ def _python_paths() -> list:
         if os.environ.get(library):
             paths.add(os.path.dirname(os.path.realpath(os.environ[library])))
     return sorted({os.path.realpath(p) for p in paths if os.path.exists(p)})
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return ""
 
 
 def _write(path: str, text: str) -> bool:
@@ -408,6 +465,10 @@ def confine(workdir: str, uid: int, lap=lambda name: None):
     _hide_other_processes(granted)
     lap("confine_proc")
     _drop_privileges(granted, uid)  # set_limits comes after: RLIMIT_NPROC then counts this uid
+    if os.geteuid() == 0:  # root of its own user namespace, or the uid drop skipped
+        granted.append("no_capabilities" if drop_capabilities() else "capabilities_kept")
+        if _read(MAX_USER_NAMESPACES) == "0":
+            granted.append("no_nested_userns")
     os.chdir(workdir)
     use_private_dirs(workdir)
     lap("confine_uid")
