@@ -31,6 +31,9 @@ using clock_type = std::chrono::steady_clock;
 namespace {
 
 constexpr auto watchdog_tick = std::chrono::milliseconds(100);
+// Files a candidate's private directory may hold where the executor counts its disk by walking
+// it (each tick): past this many it is over its limit, whatever their size.
+constexpr int64_t max_private_entries = 100000;
 
 double timeout_for(const EvalOptions& o, const std::string& phase) {
   if (phase == "correctness") return o.correctness_timeout_s();
@@ -307,6 +310,21 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     peak_disk = std::max(peak_disk, used);
     return used;
   };
+  // Without a tmpfs of its own (unprivileged: the zygote cannot mount one where the executor
+  // sees it), its directory, bound over its /tmp, /var/tmp and /dev/shm, lies on the host's
+  // disk: the executor walks it every tick and stops the candidate past the request's limit
+  // (what one tick lets it write past it is not bounded, only seen).
+  const int64_t polled_disk_limit_mb = disk_limit_mb > 0 ? 0 : opts.disk_limit_mb();
+  int64_t polled_disk_peak = 0;
+  bool polled_too_many = false;
+  auto polled_disk_over = [&]() -> bool {
+    if (polled_disk_limit_mb <= 0)
+      return false;
+    const directory_use use = directory_use_of(candidate_dir, max_private_entries);
+    polled_disk_peak = std::max(polled_disk_peak, use.bytes);
+    polled_too_many = polled_too_many || use.more;
+    return use.more || use.bytes > (polled_disk_limit_mb << 20);
+  };
   auto kill_both = [&] {
     kill_group(child);
     kill_group(candidate);
@@ -321,7 +339,7 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
   auto deadline = limit();
   bool have_result = false, exited = false;
   ExecResult reported;
-  enum class kill_reason { none, timeout, memory, bad_frame, zygote_lost } killed = kill_reason::none;
+  enum class kill_reason { none, timeout, memory, disk, bad_frame, zygote_lost } killed = kill_reason::none;
   bool total_timed_out = false;
   int64_t peak_rss = 0;
   bool counted_by_uid = false;  // the memory fallback without a cgroup held the candidate
@@ -382,6 +400,10 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
       killed = kill_reason::memory;
       kill_both();
       deadline = clock_type::now() + options_.exit_grace;
+    } else if (killed == kill_reason::none && polled_disk_over()) {
+      killed = kill_reason::disk;
+      kill_both();
+      deadline = clock_type::now() + options_.exit_grace;
     } else if (clock_type::now() >= deadline) {
       if (killed != kill_reason::none) {  // killed, yet no exit report: the zygote is stuck
         killed = kill_reason::zygote_lost;
@@ -413,6 +435,14 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
          "host memory above the limit of " + std::to_string(opts.memory_limit_mb()) + " MiB");
     add_evidence(&result, "memory_limit",
                  "peak resident memory and private disk " + std::to_string(peak_rss >> 20) + " MiB", "executor");
+  } else if (killed == kill_reason::disk) {
+    fail(&result, RESOURCE_LIMIT, phase,
+         "its private disk (/tmp, /var/tmp and /dev/shm together) went over the limit of " +
+             std::to_string(polled_disk_limit_mb) + " MiB");
+    add_evidence(&result, "disk_limit",
+                 polled_too_many ? "more than " + std::to_string(max_private_entries) + " files"
+                                 : std::to_string(polled_disk_peak >> 20) + " MiB seen",
+                 "executor");
   } else if (killed == kill_reason::bad_frame) {
     fail(&result, HACKED, phase, "the sandbox channel carried a forged or malformed frame");
     add_evidence(&result, "forged_frame", frame_error, "executor");
@@ -440,6 +470,8 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     result.add_isolation("candidate:memory_by_pidns");
   if (tasks_limit > 0)
     result.add_isolation("candidate:pids_cgroup=" + std::to_string(tasks_limit));
+  if (polled_disk_limit_mb > 0)
+    result.add_isolation("candidate:disk_by_polling=" + std::to_string(polled_disk_limit_mb) + "MiB");
   if (disk_limit_mb > 0) {
     private_disk_used();
     result.add_isolation("candidate:private_disk=" + std::to_string(disk_limit_mb) + "MiB");
