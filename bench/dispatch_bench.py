@@ -46,11 +46,13 @@ def make_certs() -> str:
 
 class Cluster:
     def __init__(self, kgym: str, workers: int, certs: str = "", journal: bool = False, serve_args: list = ()):
-        """`certs`: cluster credentials (make_certs): serve and workers then speak TLS.
-        `journal`: serve journals every request and answer (--state-dir). `serve_args`: more for serve."""
+        """`certs`: cluster credentials (make_certs) for serve and workers; "plain": the plain
+        middleman (--plain-loopback, no TLS); "": as users get it on loopback (TLS under the
+        user's own loopback CA). `journal`: serve journals every request and answer
+        (--state-dir). `serve_args`: more for serve."""
         self.tmp = tempfile.mkdtemp(prefix="kgym-dispatch-")
         self.state_dir = f"{self.tmp}/state" if journal else ""
-        serve_tls = ["--cluster-certs", f"{certs}/serve"] if certs else []
+        serve_tls = ["--plain-loopback"] if certs == "plain" else ["--cluster-certs", f"{certs}/serve"] if certs else []
         serve_tls += ["--state-dir", self.state_dir] if journal else []
         self.serve = subprocess.Popen([kgym, "serve", "--executors", "0", "--api", "tcp://127.0.0.1:*",
                                        "--endpoint-file", f"{self.tmp}/api", "--listen", "127.0.0.1:0",
@@ -60,7 +62,8 @@ class Cluster:
         join = "127.0.0.1:" + wait_line(f"{self.tmp}/port")
         # Over TLS a worker's name is its certificate's (w0, w1): --name then says the same.
         self.workers = [subprocess.Popen([kgym, "worker", "--join", join, "--null-executor", "--name", f"w{i}"]
-                                         + (["--cluster-certs", f"{certs}/w{i}"] if certs else []),
+                                         + (["--plain-loopback"] if certs == "plain" else
+                                            ["--cluster-certs", f"{certs}/w{i}"] if certs else []),
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                         for i in range(workers)]
         self.socket = zmq.Context.instance().socket(zmq.DEALER)
@@ -126,7 +129,7 @@ def compare_tls(args) -> None:
     processes): plain, over TLS, and over TLS with the journal, alternated twice so drift falls
     on all; and the journal's size per 100,000 requests."""
     certs = make_certs()
-    setups = (("plain", "", False), ("tls", certs, False), ("tls+journal", certs, True))
+    setups = (("plain", "plain", False), ("tls", certs, False), ("tls+journal", certs, True))
     rows = {name: [] for name, _, _ in setups}
     journal_per_request = 0.0
     for _ in range(2):

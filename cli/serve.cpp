@@ -24,6 +24,7 @@
 #include "actors/gpu_executor.hpp"
 #include "actors/scheduler.hpp"
 #include "actors/worker_gate.hpp"
+#include "cli/loopback_credentials.hpp"
 #include "cli/tls_guard.hpp"
 #include "cli/args.hpp"
 #include "cli/cluster.hpp"
@@ -77,7 +78,12 @@ options:
   --cluster-certs DIR    this node's cluster credentials (ca.pem, node.pem, node.key; default
                          $KGYM_CLUSTER_CERTS): workers then connect over TLS and must show a
                          certificate of the same CA. Required for --listen beyond loopback; make
-                         them with deploy/cluster_certs.sh (README: "A cluster")
+                         them with deploy/cluster_certs.sh (README: "A cluster"). On loopback
+                         without them, kgym makes a CA of this user's own (in
+                         $XDG_RUNTIME_DIR/kgym-cluster, else $TMPDIR/kgym-cluster-UID, mode 0700):
+                         TLS all the same, and only this user's workers can join
+  --plain-loopback       on loopback, the plain middleman instead (any local process can join:
+                         only for measuring what TLS costs, bench/dispatch_bench.py --tls)
   --secret-env NAME      require EvalRequest.secret to equal $NAME (default KGYM_API_SECRET if set);
                          binding beyond loopback without a secret is refused
   --device cpu|cuda      where candidates run (default cpu)
@@ -163,7 +169,7 @@ int run_serve(const std::vector<std::string>& argv) {
          {"api", "endpoint-file", "listen", "listen-file", "http", "http-file", "secret-env", "device", "executors",
           "tasks-dir", "max-request-bytes", "python", "cluster-certs", "drain-timeout", "state-dir", "journal-keep",
           "max-answers", "max-executors-per-worker"},
-         {"help", "eval-cache", "no-cupti", "gpu-sizes"});
+         {"help", "eval-cache", "no-cupti", "gpu-sizes", "plain-loopback"});
   if (a.has("help")) {
     std::cout << serve_help;
     return 0;
@@ -223,9 +229,15 @@ int run_serve(const std::vector<std::string>& argv) {
     spdlog::info("kgym serve: HTTP/JSON on {}", bound_http);
   }
 
-  const auto credentials = find_cluster_credentials(a.get("cluster-certs", ""));
-  if (a.has("listen"))
-    require_credentials_beyond_loopback(parse_host_port(a.get("listen")).first, credentials);
+  auto credentials = find_cluster_credentials(a.get("cluster-certs", ""));
+  if (a.has("listen")) {
+    const std::string listen_host = parse_host_port(a.get("listen")).first;
+    require_credentials_beyond_loopback(listen_host, credentials);
+    // On loopback without credentials, ones of this user's own (cli/loopback_credentials.hpp):
+    // the worker port is TLS with its bounds there too, and only this user's workers join.
+    if (!credentials.enabled() && !a.has("plain-loopback"))
+      credentials = loopback_credentials("serve", /*make_ca=*/true);
+  }
   const int max_per_worker = static_cast<int>(a.whole("max-executors-per-worker", default_max_executors_per_node));
   if (max_per_worker < 1)
     throw std::invalid_argument("--max-executors-per-worker must be at least 1");

@@ -14,6 +14,7 @@
 
 #include "actors/gpu_executor.hpp"
 #include "actors/worker_gate.hpp"
+#include "cli/loopback_credentials.hpp"
 #include "cli/tls_guard.hpp"
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
@@ -43,7 +44,10 @@ options:
   --rejoin-for S         after losing the control plane, keep trying to rejoin for S seconds
                          (backoff 0.25 s doubling to 10 s; default 600; 0: exit at once)
   --cluster-certs DIR    this node's cluster credentials (default $KGYM_CLUSTER_CERTS): TLS to a
-                         kgym serve that has certificates of the same CA (deploy/cluster_certs.sh)
+                         kgym serve that has certificates of the same CA (deploy/cluster_certs.sh).
+                         Joining on loopback without them, a certificate from the CA that kgym
+                         serve made for this user (see kgym serve --help)
+  --plain-loopback       to a kgym serve --plain-loopback (no TLS; only for measurements)
   --python PATH          the Python with torch and triton (default: python3, or $KGYM_PYTHON)
   --no-cupti             on cuda, do not inject the CUPTI profiler
   --null-executor        executors that answer at once without running anything: only for
@@ -73,7 +77,7 @@ std::vector<int> gpu_list(const std::string& spec) {
 }  // namespace
 
 int run_worker(const std::vector<std::string>& argv) {
-  args a(argv, {"join", "cpu-slots", "gpus", "name", "python", "cluster-certs", "rejoin-for"}, {"help", "no-cupti", "null-executor"});
+  args a(argv, {"join", "cpu-slots", "gpus", "name", "python", "cluster-certs", "rejoin-for"}, {"help", "no-cupti", "null-executor", "plain-loopback"});
   if (a.has("help") || !a.has("join")) {
     std::cout << worker_help;
     return a.has("help") ? 0 : 2;
@@ -81,7 +85,12 @@ int run_worker(const std::vector<std::string>& argv) {
   auto [host, port] = parse_host_port(a.get("join"));
   char hostname[256] = "node";
   ::gethostname(hostname, sizeof hostname - 1);
-  const auto credentials = find_cluster_credentials(a.get("cluster-certs", ""));
+  auto credentials = find_cluster_credentials(a.get("cluster-certs", ""));
+  // On loopback without credentials: a certificate under its name from this user's own CA,
+  // which kgym serve made (cli/loopback_credentials.hpp).
+  if (!credentials.enabled() && is_loopback_host(host) && !a.has("plain-loopback"))
+    credentials = loopback_credentials(a.get("name", std::string(hostname) + "-" + std::to_string(::getpid())),
+                                       /*make_ca=*/false);
   // Over TLS the control plane takes executors only under the node's certificate name.
   const std::string certified =
       credentials.enabled() ? certificate_name((std::filesystem::path(credentials.dir) / "node.pem").string()) : "";

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <poll.h>
 #include <openssl/ssl.h>
@@ -24,6 +25,7 @@
 #include "actors/gpu_executor.hpp"
 #include "actors/worker_gate.hpp"
 #include "cli/cluster.hpp"
+#include "cli/loopback_credentials.hpp"
 #include "messages/json.hpp"
 #include "pipeline/task_loader.hpp"
 #include "tests/api_support.hpp"
@@ -141,9 +143,10 @@ TEST(Cluster, ASilentWorkerIsDroppedAndItsWorkPlacedAgain) {
   fs::remove_all(tmp);
 }
 
-// Only the API creates work: an outsider on the worker port that asks for the scheduler's
-// interface is refused at connect, and an ExecRequest sent to whatever it finds there meets no
-// handler; no executor runs it. The join of a real worker is logged with its node.
+// Only the API creates work: on loopback a plain middleman client reaches nothing (the port is
+// TLS there too); a node of the cluster (this user's loopback credentials) that asks for the
+// scheduler's interface is refused at connect, and an ExecRequest sent to whatever it finds
+// there meets no handler; no executor runs it. The join of a real worker is logged with its node.
 TEST(Cluster, TheWorkerPortTakesNoWork) {
   std::string tmp = fs::temp_directory_path().string() + "/kgym-gate-" + std::to_string(::getpid());
   fs::create_directories(tmp);
@@ -158,13 +161,20 @@ TEST(Cluster, TheWorkerPortTakesNoWork) {
     std::this_thread::sleep_for(100ms);
   EXPECT_NE(read_all(serve_log).find("executor real#null0 joins from node"), std::string::npos) << read_all(serve_log);
 
+  {
+    caf::actor_system_config plain_cfg;
+    cli::configure_cluster(plain_cfg);
+    caf::actor_system plain{plain_cfg};
+    EXPECT_FALSE(plain.middleman().remote_actor<worker_gate_actor>("127.0.0.1", port))
+        << "a plain middleman client reached the worker gate on loopback";
+  }
   caf::actor_system_config cfg;
-  cli::configure_cluster(cfg);
+  cli::configure_cluster(cfg, cli::loopback_credentials("member", /*make_ca=*/false));
   caf::actor_system system{cfg};
-  auto as_scheduler = system.middleman().remote_actor<scheduler_actor>("127.0.0.1", port);
+  auto as_scheduler = caf::openssl::remote_actor<scheduler_actor>(system, "127.0.0.1", port);
   EXPECT_FALSE(as_scheduler) << "the worker port offered the scheduler's interface";
-  // The outsider takes the interface it is offered and sends the ExecRequest all the same.
-  auto gate = system.middleman().remote_actor<worker_gate_actor>("127.0.0.1", port);
+  // The node takes the interface it is offered and sends the ExecRequest all the same.
+  auto gate = caf::openssl::remote_actor<worker_gate_actor>(system, "127.0.0.1", port);
   ASSERT_TRUE(gate) << system.render(gate.error());
   auto untyped = caf::actor_cast<caf::actor>(*gate);
   ExecRequest forged;
@@ -195,21 +205,22 @@ TEST(Cluster, ANodeJoinsAtMostItsShareOfExecutors) {
                                     "--max-executors-per-worker", "2"});
   ASSERT_FALSE(s.endpoint.empty());
   const uint16_t port = static_cast<uint16_t>(std::stoi(wait_for_line(tmp + "/port")));
+  // A node of this user's (its loopback credentials, CN "node": its executors are node#...).
   caf::actor_system_config cfg;
-  cli::configure_cluster(cfg);
+  cli::configure_cluster(cfg, cli::loopback_credentials("node", /*make_ca=*/false));
   caf::actor_system system{cfg};
-  auto gate = system.middleman().remote_actor<worker_gate_actor>("127.0.0.1", port);
+  auto gate = caf::openssl::remote_actor<worker_gate_actor>(system, "127.0.0.1", port);
   ASSERT_TRUE(gate) << system.render(gate.error());
   std::vector<gpu_executor_actor> executors;
   caf::scoped_actor self{system};
-  for (const std::string name : {"x0", "x1", "x2", "x0"}) {  // the last: x0 joins again
+  for (const std::string name : {"node#x0", "node#x1", "node#x2", "node#x0"}) {  // the last: x0 joins again
     executors.push_back(spawn_null_executor(system));
     self->send(*gate, join_atom::value, name, caf::actor_cast<caf::strong_actor_ptr>(executors.back()));
   }
   const std::string serve_log = fs::temp_directory_path().string() + "/kgym-serve-share.log";
-  for (int i = 0; i < 100 && read_all(serve_log).find("refused executor x2") == std::string::npos; ++i)
+  for (int i = 0; i < 100 && read_all(serve_log).find("refused executor node#x2") == std::string::npos; ++i)
     std::this_thread::sleep_for(100ms);
-  EXPECT_NE(read_all(serve_log).find("refused executor x2"), std::string::npos) << read_all(serve_log);
+  EXPECT_NE(read_all(serve_log).find("refused executor node#x2"), std::string::npos) << read_all(serve_log);
   client c(s.endpoint);
   for (int i = 0; i < 20; ++i)
     c.send(request("share-" + std::to_string(i), "gelu_scale_residual", "fused"), false);
@@ -219,8 +230,8 @@ TEST(Cluster, ANodeJoinsAtMostItsShareOfExecutors) {
     ASSERT_EQ(r.error(), "") << r.request_id();
     ++by_executor[r.result().executor()];
   }
-  EXPECT_EQ(by_executor.count("x2"), 0u) << "a refused executor got work";
-  EXPECT_EQ(by_executor["x0"] + by_executor["x1"], 20);
+  EXPECT_EQ(by_executor.count("node#x2"), 0u) << "a refused executor got work";
+  EXPECT_EQ(by_executor["node#x0"] + by_executor["node#x1"], 20);
   for (const auto& e : executors)
     self->send_exit(e, caf::exit_reason::user_shutdown);
   EXPECT_EQ(stop_process(s.pid), 0);
@@ -388,6 +399,58 @@ long resident_mib(pid_t pid) {
     if (line.rfind("VmRSS:", 0) == 0)
       return std::stol(line.substr(6)) / 1024;
   return -1;
+}
+
+// On loopback without any setup the worker port is TLS all the same (cli/loopback_credentials.hpp):
+// kgym serve makes a CA of this user's own in a private directory, a worker joins under a
+// certificate of it and evaluates; a plain middleman client cannot reach the gate and a
+// connection that never starts TLS is closed by the handshake deadline (before, on plain
+// loopback, both stayed); a worker that finds no CA says to start kgym serve first.
+TEST(Cluster, OnLoopbackWithoutSetupOnlyThisUsersWorkersJoin) {
+  std::string tmp = fs::temp_directory_path().string() + "/kgym-loopback-" + std::to_string(::getpid());
+  fs::create_directories(tmp);
+  const char* saved_runtime = std::getenv("XDG_RUNTIME_DIR");
+  const std::string saved = saved_runtime ? saved_runtime : "";
+  ::setenv("XDG_RUNTIME_DIR", tmp.c_str(), 1);  // this test's own CA, for it and its processes
+  pid_t early = start_kgym({"worker", "--join", "127.0.0.1:9", "--name", "early", "--rejoin-for", "0"},
+                           tmp + "/early.log");
+  EXPECT_NE(wait_exit(early), 0);
+  EXPECT_NE(read_all(tmp + "/early.log").find("start kgym serve --listen"), std::string::npos)
+      << read_all(tmp + "/early.log");
+  ::setenv("KGYM_TLS_HANDSHAKE_S", "2", 1);
+  server s = start_server("loopback", {"--executors", "0", "--listen", "127.0.0.1:0", "--listen-file", tmp + "/port"});
+  ::unsetenv("KGYM_TLS_HANDSHAKE_S");
+  ASSERT_FALSE(s.endpoint.empty());
+  const auto port = static_cast<uint16_t>(std::stoi(wait_for_line(tmp + "/port")));
+  struct stat root {};
+  ASSERT_EQ(::lstat((tmp + "/kgym-cluster").c_str(), &root), 0);
+  EXPECT_EQ(root.st_mode & 0777, 0700u) << "the loopback CA's directory is open to others";
+  pid_t worker = start_kgym({"worker", "--join", "127.0.0.1:" + std::to_string(port), "--name", "local"},
+                            tmp + "/worker.log");
+  const std::string serve_log = fs::temp_directory_path().string() + "/kgym-serve-loopback.log";
+  ASSERT_EQ(wait_for_count(serve_log, "local#cpu0 joins", 1, 30s), 1) << read_all(serve_log) << read_all(tmp + "/worker.log");
+  {
+    caf::actor_system_config cfg;
+    cli::configure_cluster(cfg);
+    caf::actor_system plain{cfg};
+    EXPECT_FALSE(plain.middleman().remote_actor<worker_gate_actor>("127.0.0.1", port))
+        << "a plain middleman client reached the worker gate";
+  }
+  const int idle = connect_to(port);
+  EXPECT_TRUE(closed_within(idle, 4s)) << "a connection that never started TLS outlived the handshake deadline";
+  ::close(idle);
+  client c(s.endpoint);
+  c.send(request("on-loopback", "gelu_scale_residual", "fused"));
+  EvalResult r = c.receive(120s);
+  EXPECT_EQ(Verdict_Name(r.result().verdict()), "OK") << r.error() << r.result().message();
+  EXPECT_EQ(r.result().executor(), "local#cpu0");
+  EXPECT_EQ(stop_process(worker), 0);
+  EXPECT_EQ(stop_process(s.pid), 0);
+  if (saved_runtime)
+    ::setenv("XDG_RUNTIME_DIR", saved.c_str(), 1);
+  else
+    ::unsetenv("XDG_RUNTIME_DIR");
+  fs::remove_all(tmp);
 }
 
 // The worker port's bounds (tls_guard.hpp): a connection that does not finish its TLS handshake
