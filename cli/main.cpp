@@ -1,4 +1,5 @@
 // kgym: one binary, one subcommand per job.
+#include <csignal>
 #include <iostream>
 #include <map>
 #include <stdexcept>
@@ -28,6 +29,9 @@ parent; the executor owns every time limit and always answers with a verdict.
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A peer that closes its end (an inference server, a worker, a client) is an error on that
+  // connection, not the end of kgym: without this, a TLS write to a closed socket killed it.
+  std::signal(SIGPIPE, SIG_IGN);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << main_help;

@@ -205,6 +205,10 @@ int SSL_read(SSL* ssl, void* buf, int num) {
   if (n <= 0)
     return n;
   std::lock_guard<std::mutex> lock(state().mutex);
+  // Only the worker port's connections (accepted by CAF) speak BASP: the process's other TLS
+  // (the OpenAI backend's HTTPS, a worker's own connection to serve) is left alone.
+  if (!state().accepted_names.count(ssl))
+    return n;
   std::string why;
   if (!follow_basp(ssl, static_cast<const unsigned char*>(buf), static_cast<size_t>(n), &why)) {
     refuse(ssl, SSL_get_fd(ssl), why);

@@ -1,7 +1,9 @@
-// Just enough of an HTTP/1.1 client for OpenAI-compatible servers: one POST per connection,
-// a deadline on the whole exchange, Content-Length or chunked bodies. Plain HTTP only
-// (inference servers of a training cluster listen on the cluster's network; put a TLS proxy
-// in front of anything else).
+// The HTTP client of the OpenAI backend, on cpp-httplib (Debian's libcpp-httplib, built with
+// OpenSSL): http:// and https:// (the server's certificate is checked against the system's CA
+// store, or the bundle in $SSL_CERT_FILE), one kept-alive connection per server and thread,
+// and a deadline on the exchange: connecting, sending, and the answer (a server that keeps
+// sending past it is cut off at its next piece; one that goes silent, when a read has waited
+// as long as the whole deadline). Name resolution is the system's, before the deadline starts.
 #pragma once
 
 #include <optional>
@@ -12,12 +14,14 @@
 namespace kgym {
 
 struct http_url {
+  std::string scheme = "http";  // "http" or "https"
   std::string host;
   int port = 80;
   std::string path;  // "/v1", no trailing slash
+  std::string origin() const;  // "scheme://host:port"
 };
 
-// "http://host[:port][/path]"; on failure returns nullopt and says why in `error`.
+// "http[s]://host[:port][/path]"; on failure returns nullopt and says why in `error`.
 std::optional<http_url> parse_http_url(const std::string& url, std::string* error);
 
 struct http_reply {
@@ -26,10 +30,6 @@ struct http_reply {
   std::string error;
   bool timed_out = false;
 };
-
-// Parses a whole response from the bytes read so far; nullopt while more are needed.
-// `closed`: the peer closed the connection (ends a body without a length).
-std::optional<http_reply> parse_http_response(const std::string& bytes, bool closed);
 
 // What went wrong, for a message: the error without an answer, else "HTTP <status>: <body start>".
 std::string describe_failure(const http_reply& reply);

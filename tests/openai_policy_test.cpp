@@ -44,17 +44,27 @@ struct fake_server {
   ~fake_server() { test::stop_process(pid); }
 };
 
-std::unique_ptr<fake_server> start_fake(const std::string& dir, const std::string& script) {
+// `tls_dir`: serve https with a certificate for 127.0.0.1 made there (deploy/cluster_certs.sh;
+// its CA in tls_dir/ca.pem).
+std::unique_ptr<fake_server> start_fake(const std::string& dir, const std::string& script,
+                                        const std::string& tls_dir = "") {
   fs::create_directories(dir);
   std::ofstream(dir + "/script.json") << script;
   auto server = std::make_unique<fake_server>();
   server->log = dir + "/requests.jsonl";
-  server->pid = test::start_program({test::python(), test::source_path("tests/fakes/openai_server.py"), "--script",
-                                     dir + "/script.json", "--port-file", dir + "/port", "--log", server->log,
-                                     "--fingerprint", "kgym-v7"},
-                                    dir + "/server.log");
+  std::vector<std::string> argv = {test::python(), test::source_path("tests/fakes/openai_server.py"), "--script",
+                                   dir + "/script.json", "--port-file", dir + "/port", "--log", server->log,
+                                   "--fingerprint", "kgym-v7"};
+  if (!tls_dir.empty()) {
+    EXPECT_EQ(test::wait_exit(test::start_program({"bash", test::source_path("deploy/cluster_certs.sh"), tls_dir,
+                                                   "127.0.0.1"},
+                                                  dir + "/certs.log")),
+              0);
+    argv.insert(argv.end(), {"--tls-cert", tls_dir + "/127.0.0.1/node.pem", "--tls-key", tls_dir + "/127.0.0.1/node.key"});
+  }
+  server->pid = test::start_program(argv, dir + "/server.log");
   std::string port = test::wait_for_line(dir + "/port");
-  server->url = "http://127.0.0.1:" + port + "/v1";
+  server->url = (tls_dir.empty() ? "http" : "https") + std::string("://127.0.0.1:") + port + "/v1";
   return server;
 }
 
@@ -219,7 +229,11 @@ TEST(OpenAIPolicy, EvalOnKernelBenchLevelsWritesTheReport) {
          << "}], \"1_gelu_scale_residual/2\": [{\"answer\": " << json_string(fenced(candidate("gelu_scale_residual", "fused")))
          << "}], \"2_row_sum/1\": [{\"answer\": " << json_string(fenced(candidate("row_sum", "cheat")))
          << "}], \"2_row_sum/2\": [{\"answer\": \"Nothing to change.\"}]}";
-  auto server = start_fake(dir, script.str());
+  // Over https (the kgym binary's TLS guard must leave this connection alone), the server's
+  // certificate trusted through SSL_CERT_FILE.
+  auto server = start_fake(dir, script.str(), dir + "/tls");
+  ASSERT_EQ(server->url.rfind("https://", 0), 0u);
+  ::setenv("SSL_CERT_FILE", (dir + "/tls/ca.pem").c_str(), 1);
 
   std::vector<std::string> common = {"eval", "--policy", "openai", "--openai-url", server->url, "--model", "scripted",
                                      "--kernelbench", checkout, "--turns", "2", "--quiet"};
@@ -258,6 +272,7 @@ TEST(OpenAIPolicy, EvalOnKernelBenchLevelsWritesTheReport) {
   EXPECT_NE(test::read_text(out + "/eval.md").find("| 1_gelu_scale_residual | 1 |"), std::string::npos);
   EXPECT_EQ(test::read_text(out + "/eval.png").substr(1, 3), "PNG");
   EXPECT_FALSE(fs::exists(out + "/metrics.jsonl"));  // an evaluation is not a training run
+  ::unsetenv("SSL_CERT_FILE");
 }
 
 }  // namespace

@@ -15,7 +15,6 @@
 #include <thread>
 
 #include "messages/openai_wire.pb.h"
-#include "pipeline/http_client.hpp"
 #include "policy/openai_wire.hpp"
 #include "actors/gpu_executor.hpp"
 #include "actors/profiler.hpp"
@@ -1080,34 +1079,6 @@ TEST(EvalApi, DecodesChecksAndRefusesClearly) {
   EXPECT_TRUE(is_loopback_endpoint("ipc:///tmp/x"));
   EXPECT_FALSE(is_loopback_endpoint("tcp://0.0.0.0:5555"));
   EXPECT_FALSE(is_loopback_endpoint("tcp://*:5555"));
-}
-
-TEST(HttpClient, UrlsAndResponses) {
-  std::string error;
-  auto url = parse_http_url("http://127.0.0.1:8000/v1/", &error);
-  ASSERT_TRUE(url);
-  EXPECT_EQ(url->host, "127.0.0.1");
-  EXPECT_EQ(url->port, 8000);
-  EXPECT_EQ(url->path, "/v1");
-  EXPECT_FALSE(parse_http_url("https://api.example.com/v1", &error));
-  EXPECT_NE(error.find("https is not supported"), std::string::npos);
-  EXPECT_FALSE(parse_http_url("http://host:99999/v1", &error));
-
-  std::string head = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n";
-  EXPECT_FALSE(parse_http_response(head + "hel", false));  // more to come
-  auto cut = parse_http_response(head + "hel", true);
-  ASSERT_TRUE(cut);
-  EXPECT_EQ(cut->status, 0);
-  EXPECT_NE(cut->error.find("cut off"), std::string::npos);
-  auto whole = parse_http_response(head + "hello", false);
-  ASSERT_TRUE(whole);
-  EXPECT_EQ(whole->status, 200);
-  EXPECT_EQ(whole->body, "hello");
-  auto chunked = parse_http_response(
-      "HTTP/1.1 503 Busy\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n", false);
-  ASSERT_TRUE(chunked);
-  EXPECT_EQ(chunked->status, 503);
-  EXPECT_EQ(chunked->body, "abcde");
 }
 
 TEST(OpenAIWire, RequestBodyAndResponseParsing) {

@@ -9,6 +9,7 @@ The turn is 1 + the number of earlier answers the prompt shows. Every request is
 JSON line (path, body, headers of interest) to --log.
 
 usage: openai_server.py --script FILE --port-file FILE --log FILE [--fingerprint kgym-v0]
+                        [--tls-cert PEM --tls-key KEY]   (https instead of http)
 """
 import argparse
 import json
@@ -24,6 +25,8 @@ parser.add_argument("--script", required=True)
 parser.add_argument("--port-file", required=True)
 parser.add_argument("--log", required=True)
 parser.add_argument("--fingerprint", default="kgym-v0")
+parser.add_argument("--tls-cert", help="serve https with this certificate (and --tls-key)")
+parser.add_argument("--tls-key")
 args = parser.parse_args()
 
 script = json.load(open(args.script))
@@ -133,6 +136,11 @@ class Handler(BaseHTTPRequestHandler):
 
 
 server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+if args.tls_cert:
+    import ssl
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(args.tls_cert, args.tls_key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
 with open(args.port_file + ".tmp", "w") as f:
     f.write(str(server.server_address[1]) + "\n")
 import os  # noqa: E402
