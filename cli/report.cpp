@@ -5,7 +5,7 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
-#include "pipeline/png_plot.hpp"
+#include "report/line_charts.hpp"
 #include "pipeline/run_dir.hpp"
 
 namespace kgym::cli {

@@ -25,3 +25,6 @@ python3 -m pip download -q --only-binary=:all: --python-version 3.12 --platform 
 # ninja, for building candidates' CUDA extensions (the GPU machine's image may lack it).
 python3 -m pip download -q --only-binary=:all: --python-version 3.12 --platform manylinux_2_17_x86_64 \
   -d .debs/wheels "$(grep '^ninja==' deploy/requirements-sandbox.txt)"
+# matplotlib, for kgym report's and kgym eval's charts (report/plot_curves.py).
+python3 -m pip download -q --only-binary=:all: --python-version 3.12 --platform manylinux_2_28_x86_64 \
+  --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .debs/wheels matplotlib

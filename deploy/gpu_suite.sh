@@ -23,6 +23,10 @@ fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 # ninja builds candidates' CUDA extensions (deploy/requirements-sandbox.txt); the bundle carries it.
 python3 -c "import ninja" 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels ninja
+# matplotlib draws kgym report's and kgym eval's charts (report/plot_curves.py); the bundle carries it.
+python3 -c "import matplotlib" 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels \
+  matplotlib 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels --break-system-packages matplotlib
+export KGYM_PLOT_PYTHON="${KGYM_PLOT_PYTHON:-$(command -v python3)}"
 out=${OUT:-/tmp/kgym-gpu-suite}
 mkdir -p "$out"
 status=0

@@ -2,7 +2,6 @@
 // the prompt/answer handling, the run configuration and the run directory.
 #include <gtest/gtest.h>
 
-#include <zlib.h>
 
 #include <cmath>
 #include <filesystem>
@@ -12,8 +11,9 @@
 #include "messages/json.hpp"
 #include "pipeline/content_hash.hpp"
 #include "pipeline/eval_report.hpp"
+#include "pipeline/file_io.hpp"
 #include "pipeline/iteration_metrics.hpp"
-#include "pipeline/png_plot.hpp"
+#include "report/line_charts.hpp"
 #include "pipeline/run_dir.hpp"
 #include "pipeline/train_config.hpp"
 #include "policy/context.hpp"
@@ -334,25 +334,43 @@ TEST(RunDir, CheckpointsAndMetricsSurviveAndTruncate) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(Png, EncodesAValidImage) {
-  std::vector<uint8_t> pixels(4 * 3 * 3, 0);
-  pixels[0] = 255;
-  std::string png = encode_png(4, 3, pixels);
-  ASSERT_GT(png.size(), 8u + 25 + 12);
+// The width and height a PNG's IHDR states.
+std::pair<uint32_t, uint32_t> png_size(const std::string& png) {
+  auto word = [&](size_t at) {
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<uint8_t>(png[at + i]);
+    return v;
+  };
+  return {word(16), word(20)};
+}
+
+// report/plot_curves.py through matplotlib: a PNG with two columns of panels, NaN a gap; a
+// Python without matplotlib gives an error that says what to install.
+TEST(LineCharts, MatplotlibDrawsThePanels) {
+  const std::string dir = std::filesystem::temp_directory_path() / ("kgym-charts-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const double gap = std::nan("");
+  write_line_charts_png(dir + "/curves.png",
+                        {{"reward", {{"reward", {0.1, 0.2, gap, 0.4}}}},
+                         {"rates", {{"correct", {0.5, 0.6, 0.7, 0.8}}, {"hacked", {0, 0, 0.1, 0}}}},
+                         {"throughput", {{"episodes/s", {1, 2, 3, 4}}}}});
+  const std::string png = read_file(dir + "/curves.png");
+  ASSERT_GT(png.size(), 1000u);
   EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
-  EXPECT_EQ(png.substr(12, 4), "IHDR");
-  // The IDAT payload inflates back to the rows, each with its filter byte.
-  size_t idat = png.find("IDAT");
-  uint32_t length = 0;
-  for (int i = 0; i < 4; ++i)
-    length = (length << 8) | static_cast<uint8_t>(png[idat - 4 + i]);
-  std::vector<uint8_t> raw(3 * (1 + 4 * 3));
-  uLongf size = raw.size();
-  ASSERT_EQ(uncompress(raw.data(), &size, reinterpret_cast<const Bytef*>(png.data() + idat + 4), length), Z_OK);
-  EXPECT_EQ(size, raw.size());
-  EXPECT_EQ(raw[0], 0);
-  EXPECT_EQ(raw[1], 255);
-  EXPECT_EQ(png.substr(png.size() - 8, 4), "IEND");
+  const auto [width, height] = png_size(png);
+  EXPECT_EQ(width, 1280u) << "two columns of 6.4 in at 100 dpi";
+  EXPECT_EQ(height, 640u) << "two rows of 3.2 in at 100 dpi";
+  EXPECT_FALSE(std::filesystem::exists(dir + "/curves.png.spec.json")) << "the spec outlived the drawing";
+
+  ::setenv("KGYM_PLOT_PYTHON", "/nonexistent/python3", 1);
+  try {
+    write_line_charts_png(dir + "/none.png", {});
+    ADD_FAILURE() << "no error without a Python";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("KGYM_PLOT_PYTHON"), std::string::npos) << e.what();
+  }
+  ::unsetenv("KGYM_PLOT_PYTHON");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
