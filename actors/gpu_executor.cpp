@@ -44,6 +44,7 @@ build_worker_actor::behavior_type build_worker(build_worker_actor::stateful_poin
 
 struct gpu_executor_state {
   Device device = CPU;
+  std::shared_ptr<cancellations> withdrawn;  // the evaluation worker's too
   evaluation_worker_actor evaluation;
   std::vector<build_worker_actor> builders;
   std::vector<int> building;  // requests in each build worker
@@ -72,8 +73,10 @@ gpu_executor_actor::behavior_type gpu_executor_impl(
       self->state.building.push_back(0);
     }
   }
+  self->state.withdrawn = options.withdrawn;
   self->state.evaluation = self->system().spawn<caf::detached>(evaluation_worker, std::move(options));
   return {
+      [self](cancel_atom, const std::string& request_id) { self->state.withdrawn->cancel(request_id); },
       [self](ExecRequest request) -> caf::typed_response_promise<ExecResult> {
         // The executor decides where a request runs: a request placed from elsewhere (a
         // scheduler serving several kinds of node) runs on this executor's device, and task
@@ -116,7 +119,8 @@ gpu_executor_actor::behavior_type gpu_executor_impl(
 }
 
 gpu_executor_actor::behavior_type null_executor(gpu_executor_actor::pointer) {
-  return {[](const ExecRequest& request) -> ExecResult {
+  return {[](cancel_atom, const std::string&) {},  // it answers at once: nothing to stop
+          [](const ExecRequest& request) -> ExecResult {
     ExecResult r;
     (*r.mutable_harness_seconds())["executor_start_unix"] =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();

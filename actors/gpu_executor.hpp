@@ -5,6 +5,7 @@
 #pragma once
 
 #include <caf/actor_system.hpp>
+#include <caf/atom.hpp>
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
@@ -14,7 +15,12 @@
 
 namespace kgym {
 
-using gpu_executor_actor = caf::typed_actor<caf::replies_to<ExecRequest>::with<ExecResult>>;
+using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
+
+// Evaluates; and, told that its client withdrew a request it holds (by request id), stops it
+// (the answer is then CANCELLED) or never starts it.
+using gpu_executor_actor =
+    caf::typed_actor<caf::replies_to<ExecRequest>::with<ExecResult>, caf::reacts_to<cancel_atom, std::string>>;
 
 // The executor's workers (detached, each blocking in its own thread): the device's one
 // evaluation at a time, given what was built for the candidate; and a build of a candidate's

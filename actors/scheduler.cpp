@@ -135,7 +135,7 @@ void finish(self_ptr self, const caf::actor_addr& addr, uint64_t token, ExecResu
   std::string key = e.in_flight[token].key;
   e.in_flight.erase(token);
   result.set_executor(e.name);
-  if (self->state.use_cache && result.verdict() != INTERNAL_ERROR)
+  if (self->state.use_cache && result.verdict() != INTERNAL_ERROR && result.verdict() != CANCELLED)
     self->state.cache.put(key, result);
   deliver(self, key, result);
   if (e.leaving && e.in_flight.empty()) {
@@ -218,6 +218,46 @@ void check_deadlines(self_ptr self) {
     watch_deadline(self, *earliest);
 }
 
+// The request `id` withdrawn by its client: its waiter answered CANCELLED now; when nobody
+// else waits for the same evaluation, the queued job is dropped, or the executor holding it
+// told to stop it (its answer then goes to nobody: the job's key is made one nobody waits on).
+bool cancel(self_ptr self, const std::string& id) {
+  auto& waiting = self->state.waiting;
+  for (auto it = waiting.begin(); it != waiting.end(); ++it) {
+    auto& waiters = it->second;
+    auto found = std::find_if(waiters.begin(), waiters.end(), [&](const auto& w) { return w.first == id; });
+    if (found == waiters.end())
+      continue;
+    ExecResult cancelled;
+    cancelled.set_request_id(id);
+    cancelled.set_verdict(CANCELLED);
+    cancelled.set_message("withdrawn by its client");
+    found->second.deliver(cancelled);
+    waiters.erase(found);
+    if (!waiters.empty())
+      return true;  // an identical request still waits for the evaluation
+    const std::string key = it->first;
+    waiting.erase(it);
+    auto& queue = self->state.queue;
+    auto queued = std::find_if(queue.begin(), queue.end(), [&](const pending& p) { return p.key == key; });
+    if (queued != queue.end()) {
+      spdlog::info("request {} withdrawn while queued", id);
+      queue.erase(queued);
+      return true;
+    }
+    for (auto& [addr, e] : self->state.executors)
+      for (auto& [token, job] : e.in_flight)
+        if (job.key == key) {
+          spdlog::info("request {} withdrawn while on {}: stopping it", id, e.name);
+          job.key = "withdrawn#" + job.request.request_id();
+          self->send(e.handle, cancel_atom::value, job.request.request_id());
+          return true;
+        }
+    return true;
+  }
+  return false;
+}
+
 // Idle executors first, then builds ahead on busy ones.
 void dispatch(self_ptr self) {
   place(self, false);
@@ -295,6 +335,7 @@ scheduler_actor::behavior_type scheduler_impl(self_ptr self, std::vector<gpu_exe
       },
       [self](status_atom) { return status_of(self->state); },
       [self](deadline_atom) { check_deadlines(self); },
+      [self](cancel_atom, const std::string& request_id) { return cancel(self, request_id); },
   };
 }
 

@@ -38,7 +38,11 @@ using scheduler_actor =
                      // the queue and the executors, now
                      caf::replies_to<status_atom>::with<SchedulerStatus>,
                      // its own timer: executors holding a request past its deadline are lost
-                     caf::reacts_to<deadline_atom>>;
+                     caf::reacts_to<deadline_atom>,
+                     // its client withdrew the request with this id: it is answered CANCELLED at
+                     // once; queued work for it is dropped, work in flight stopped (unless an
+                     // identical request still waits for it). False: no such request waits here.
+                     caf::replies_to<cancel_atom, std::string>::with<bool>>;
 
 struct scheduler_options {
   bool cache = true;

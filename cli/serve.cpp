@@ -66,7 +66,9 @@ options:
   --http HOST:PORT       also serve HTTP/JSON there (port 0 picks one): POST /v1/evaluations with an
                          EvalRequest or {"requests": [...]} answers 202 with the accepted ids;
                          GET /v1/evaluations/<id>[?wait=S] answers 200 with the EvalResult, or 202
-                         while pending (wait: long-poll up to S seconds); secret: Authorization: Bearer.
+                         while pending (wait: long-poll up to S seconds); DELETE /v1/evaluations/<id>
+                         withdraws one: queued work is dropped, running work stopped, its answer
+                         is CANCELLED; secret: Authorization: Bearer.
                          Also GET /v1/status (queue, executors, counts: ServeStatus), GET /metrics
                          (Prometheus text: evaluations by verdict, queue depth, evaluation seconds)
                          and GET /v1/health (no secret needed)
@@ -412,8 +414,25 @@ int run_serve(const std::vector<std::string>& argv) {
                                       std::chrono::milliseconds(static_cast<int>(1000 * std::min(wait, 600.0))));
       return http_send(connection, 202, pending_json(id));
     }
+    if (r.path.rfind(prefix + "/", 0) == 0 && r.method == "DELETE") {  // withdraw (cancel) it
+      std::string id = r.path.substr(prefix.size() + 1);
+      if (!requests.known(id))
+        return http_error(connection, 404, "unknown request id '" + id + "': nothing to withdraw");
+      if (requests.answer_of(id))
+        return http_error(connection, 409, "request '" + id + "' is answered already: nothing to withdraw");
+      bool withdrawn = false;
+      asking->request(scheduler, std::chrono::seconds(2), cancel_atom::value, id)
+          .receive([&](bool found) { withdrawn = found; },
+                   [&](const caf::error& e) { spdlog::warn("kgym serve: cancel of {}: {}", id, system.render(e)); });
+      if (!withdrawn)
+        return http_error(connection, 409, "request '" + id + "' is no longer waiting to be evaluated: its answer "
+                                           "is on its way (GET " + prefix + "/" + id + ")");
+      spdlog::info("request {} withdrawn (DELETE)", id);
+      return http_send(connection, 202, pending_json(id));  // its answer, CANCELLED, follows at once
+    }
     if (r.path == prefix || r.path.rfind(prefix + "/", 0) == 0)
-      return http_error(connection, 405, "use POST " + prefix + " or GET " + prefix + "/<request_id>[?wait=S]");
+      return http_error(connection, 405, "use POST " + prefix + ", GET " + prefix + "/<request_id>[?wait=S] or DELETE " +
+                                             prefix + "/<request_id>");
     return http_error(connection, 404, "no such path: the API is POST " + prefix + ", GET " + prefix +
                                            "/<id>, GET /v1/status, GET /v1/health and GET /metrics");
   };

@@ -28,3 +28,5 @@ python3 -m pip download -q --only-binary=:all: --python-version 3.12 --platform 
 # matplotlib, for kgym report's and kgym eval's charts (report/plot_curves.py).
 python3 -m pip download -q --only-binary=:all: --python-version 3.12 --platform manylinux_2_28_x86_64 \
   --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .debs/wheels matplotlib
+# Never numpy from here: the sandbox's pinned one (requirements-sandbox.txt) stays.
+rm -f .debs/wheels/numpy-*.whl

@@ -172,6 +172,48 @@ TEST(ServeApi, HttpJsonSubmitPollWaitAndBatch) {
   EXPECT_EQ(stop_process(s.pid), 0);
 }
 
+// DELETE withdraws a request: one running (a candidate that loops for ever) is stopped and one
+// queued behind it never runs; both are answered CANCELLED at once, the executor goes on to
+// evaluate the next request; an unknown id is 404, an answered one 409.
+TEST(ServeApi, DeleteWithdrawsRunningAndQueuedRequests) {
+  std::string port_file = (fs::temp_directory_path() / ("kgym-delete-port-" + std::to_string(::getpid()))).string();
+  fs::remove(port_file);
+  server s = start_server("delete", {"--executors", "1", "--http", "127.0.0.1:0", "--http-file", port_file});
+  ASSERT_FALSE(s.endpoint.empty());
+  int port = std::stoi(wait_for_line(port_file));
+  EvalBatch batch;
+  for (const std::string id : {"d-running", "d-queued"}) {
+    EvalRequest* r = batch.add_requests();
+    *r = request(id, "gelu_scale_residual", "fused");
+    r->set_candidate_source(r->candidate_source() + "\n" + read_text(source_path("tests/hostile/infinite_loop.py")) +
+                            "\n# " + id);  // two programs: no deduplication
+  }
+  *batch.add_requests() = request("d-after", "gelu_scale_residual", "fused");
+  ASSERT_EQ(http_call(port, "POST", "/v1/evaluations", to_json(batch)).status, 202);
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // d-running is in its loop by now
+  const auto started = std::chrono::steady_clock::now();
+  for (const std::string id : {"d-queued", "d-running"}) {
+    http_reply withdrawn = http_call(port, "DELETE", "/v1/evaluations/" + id);
+    EXPECT_EQ(withdrawn.status, 202) << id << ": " << withdrawn.body;
+    http_reply answer = http_call(port, "GET", "/v1/evaluations/" + id + "?wait=30");
+    ASSERT_EQ(answer.status, 200) << id << ": " << answer.body;
+    EvalResult r;
+    ASSERT_EQ(from_json(answer.body, &r), "") << answer.body;
+    EXPECT_EQ(Verdict_Name(r.result().verdict()), "CANCELLED") << id << ": " << r.result().message();
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 5.0)
+      << "withdrawing took as long as an evaluation";
+  http_reply after = http_call(port, "GET", "/v1/evaluations/d-after?wait=120");
+  ASSERT_EQ(after.status, 200) << after.body;
+  EvalResult r;
+  ASSERT_EQ(from_json(after.body, &r), "") << after.body;
+  EXPECT_EQ(Verdict_Name(r.result().verdict()), "OK") << "the executor did not go on: " << r.result().message();
+  EXPECT_LT(r.result().wall_s(), 30.0);
+  EXPECT_EQ(http_call(port, "DELETE", "/v1/evaluations/never-submitted").status, 404);
+  EXPECT_EQ(http_call(port, "DELETE", "/v1/evaluations/d-after").status, 409);
+  EXPECT_EQ(stop_process(s.pid), 0);
+}
+
 // The routes a service user expects besides the evaluations: health (no secret), status and
 // Prometheus metrics (behind the secret), counting what the server really did.
 TEST(ServeApi, HealthStatusAndMetricsSayWhatTheServerDid) {

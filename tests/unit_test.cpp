@@ -734,11 +734,16 @@ TEST_F(SchedulerWithASlowExecutor, TheEvaluationCacheIsBounded) {
 // An executor that takes every request and never answers (a worker whose link is gone but
 // not yet noticed).
 gpu_executor_actor::behavior_type black_hole(gpu_executor_actor::pointer self,
-                                             std::shared_ptr<std::vector<caf::typed_response_promise<ExecResult>>> held) {
+                                             std::shared_ptr<std::vector<caf::typed_response_promise<ExecResult>>> held,
+                                             std::shared_ptr<std::vector<std::string>> told_to_stop = nullptr) {
   return {[=](const ExecRequest&) -> caf::typed_response_promise<ExecResult> {
-    held->push_back(self->make_response_promise<ExecResult>());
-    return held->back();
-  }};
+            held->push_back(self->make_response_promise<ExecResult>());
+            return held->back();
+          },
+          [=](cancel_atom, const std::string& id) {
+            if (told_to_stop)
+              told_to_stop->push_back(id);
+          }};
 }
 
 // A scheduler with an executor that never answers (a worker whose link stays up, or is gone
@@ -766,11 +771,43 @@ class SchedulerWithABlackHole : public ::testing::Test {
   caf::actor_system system;
   std::shared_ptr<std::vector<caf::typed_response_promise<ExecResult>>> held =
       std::make_shared<std::vector<caf::typed_response_promise<ExecResult>>>();
-  gpu_executor_actor hole = system.spawn(black_hole, held);
+  std::shared_ptr<std::vector<std::string>> told_to_stop = std::make_shared<std::vector<std::string>>();
+  gpu_executor_actor hole = system.spawn(black_hole, held, told_to_stop);
   gpu_executor_actor fresh = spawn_null_executor(system);
   scheduler_actor scheduler;
   caf::scoped_actor self{system};
 };
+
+// Withdrawn (DELETE): a request in flight and one queued are answered CANCELLED at once; the
+// executor holding the first is told to stop it, the second never reaches an executor, and an
+// id nobody waits for is not found.
+TEST_F(SchedulerWithABlackHole, AWithdrawnRequestIsAnsweredCancelledAndStopped) {
+  start(scheduler_options{false, {}}, "hole#0");
+  ExecRequest running, queued;
+  running.set_request_id("running");
+  queued.set_request_id("queued");
+  self->send(scheduler, running);
+  self->send(scheduler, queued);
+  for (int i = 0; i < 100 && held->empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(held->size(), 1u);
+  auto withdraw = [&](const std::string& id) {
+    bool found = false;
+    self->request(scheduler, std::chrono::seconds(2), cancel_atom::value, id)
+        .receive([&](bool f) { found = f; }, [&](const caf::error&) { ADD_FAILURE() << "no answer to cancel " << id; });
+    return found;
+  };
+  EXPECT_TRUE(withdraw("queued"));
+  EXPECT_TRUE(withdraw("running"));
+  EXPECT_FALSE(withdraw("never-sent"));
+  std::map<std::string, std::string> verdicts;
+  for (int i = 0; i < 2; ++i)
+    self->receive([&](const ExecResult& r) { verdicts[r.request_id()] = Verdict_Name(r.verdict()); },
+                  caf::after(std::chrono::seconds(2)) >> [] {});
+  EXPECT_EQ(verdicts, (std::map<std::string, std::string>{{"queued", "CANCELLED"}, {"running", "CANCELLED"}}));
+  for (int i = 0; i < 100 && told_to_stop->empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(*told_to_stop, std::vector<std::string>{"running"});
+  EXPECT_EQ(held->size(), 1u) << "the withdrawn queued request reached the executor";
+}
 
 // A name is unique: an executor joining under a taken name (a worker rejoining before its old
 // connection was noticed gone) replaces the first, and the first's work is placed again.

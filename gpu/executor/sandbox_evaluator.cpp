@@ -214,6 +214,15 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& request, const Sandbox
   // wall_s is the evaluation's own time; a build's is harness_seconds' extension_build.
   const auto started = clock_type::now();
   ExecResult result = build_failure(request, built);
+  if (options_.withdrawn->cancelled(request.request_id())) {  // withdrawn before it started
+    options_.withdrawn->forget(request.request_id());
+    result = ExecResult();
+    result.set_request_id(request.request_id());
+    result.set_task_id(request.task().id());
+    result.set_candidate_id(request.candidate().id());
+    fail(&result, CANCELLED, "start", "withdrawn by its client before it ran");
+    return result;
+  }
   if (result.verdict() != VERDICT_UNSPECIFIED) {
     scrub_result(&result, process_secrets());
     spdlog::info("request {} task {} candidate {}: {} ({})", request.request_id(), request.task().id(),
@@ -243,6 +252,7 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& request, const Sandbox
   }
   result.set_wall_s(std::chrono::duration<double>(clock_type::now() - started).count());
   scrub_result(&result, process_secrets());
+  options_.withdrawn->forget(request.request_id());
   if (result.attempts() > 1)
     spdlog::info("request {}: {} after {} attempts in {:.2f} s", request.request_id(), Verdict_Name(result.verdict()),
                  result.attempts(), result.wall_s());
@@ -339,7 +349,7 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
   auto deadline = limit();
   bool have_result = false, exited = false;
   ExecResult reported;
-  enum class kill_reason { none, timeout, memory, disk, bad_frame, zygote_lost } killed = kill_reason::none;
+  enum class kill_reason { none, timeout, memory, disk, cancelled, bad_frame, zygote_lost } killed = kill_reason::none;
   bool total_timed_out = false;
   int64_t peak_rss = 0;
   bool counted_by_uid = false;  // the memory fallback without a cgroup held the candidate
@@ -404,6 +414,10 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
       killed = kill_reason::disk;
       kill_both();
       deadline = clock_type::now() + options_.exit_grace;
+    } else if (killed == kill_reason::none && options_.withdrawn->cancelled(request.request_id())) {
+      killed = kill_reason::cancelled;
+      kill_both();
+      deadline = clock_type::now() + options_.exit_grace;
     } else if (clock_type::now() >= deadline) {
       if (killed != kill_reason::none) {  // killed, yet no exit report: the zygote is stuck
         killed = kill_reason::zygote_lost;
@@ -435,6 +449,8 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
          "host memory above the limit of " + std::to_string(opts.memory_limit_mb()) + " MiB");
     add_evidence(&result, "memory_limit",
                  "peak resident memory and private disk " + std::to_string(peak_rss >> 20) + " MiB", "executor");
+  } else if (killed == kill_reason::cancelled) {
+    fail(&result, CANCELLED, phase, "withdrawn by its client while it ran (in phase '" + phase + "'); stopped");
   } else if (killed == kill_reason::disk) {
     fail(&result, RESOURCE_LIMIT, phase,
          "its private disk (/tmp, /var/tmp and /dev/shm together) went over the limit of " +

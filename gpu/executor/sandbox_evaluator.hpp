@@ -2,6 +2,10 @@
 // candidate does: the executor owns every time limit, the memory watchdog and every kill.
 #pragma once
 
+#include <memory>
+
+#include "gpu/executor/cancellations.hpp"
+
 #include <chrono>
 #include <memory>
 #include <string>
@@ -30,6 +34,8 @@ struct executor_options {
   // Candidates' CUDA extensions, built ahead of their evaluation (empty: under work_root,
   // gone with it).
   std::string extension_cache;
+  // Requests withdrawn by their client: stopped at the next watchdog tick, or never started.
+  std::shared_ptr<cancellations> withdrawn = std::make_shared<cancellations>();
 };
 
 
