@@ -60,22 +60,23 @@ key_ptr new_key() {
   return key;
 }
 
-key_ptr read_key(const fs::path& path) {
+// The key or certificate in a PEM file (`read`: PEM_read_PrivateKey or PEM_read_X509).
+template <class T, class Reader>
+T* read_pem(const fs::path& path, Reader read, const char* what) {
   FILE* f = std::fopen(path.c_str(), "r");
-  check(f != nullptr, "open the CA's key");
-  key_ptr key(PEM_read_PrivateKey(f, nullptr, nullptr, nullptr), EVP_PKEY_free);
+  check(f != nullptr, what);
+  T* value = read(f, nullptr, nullptr, nullptr);
   std::fclose(f);
-  check(key != nullptr, "read the CA's key");
-  return key;
+  check(value != nullptr, what);
+  return value;
+}
+
+key_ptr read_key(const fs::path& path) {
+  return key_ptr(read_pem<EVP_PKEY>(path, PEM_read_PrivateKey, "read the CA's key"), EVP_PKEY_free);
 }
 
 cert_ptr read_cert(const fs::path& path) {
-  FILE* f = std::fopen(path.c_str(), "r");
-  check(f != nullptr, "open the CA's certificate");
-  cert_ptr cert(PEM_read_X509(f, nullptr, nullptr, nullptr), X509_free);
-  std::fclose(f);
-  check(cert != nullptr, "read the CA's certificate");
-  return cert;
+  return cert_ptr(read_pem<X509>(path, PEM_read_X509, "read the CA's certificate"), X509_free);
 }
 
 void add_extension(X509* cert, X509* issuer, int nid, const char* value) {

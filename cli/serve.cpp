@@ -351,6 +351,22 @@ int run_serve(const std::vector<std::string>& argv) {
     error.set_error(message);
     http_send(connection, status, to_json(error));
   };
+  // Withdraws request `id` (DELETE, or an EvalRequest with withdraw set): 202 when the
+  // scheduler answered it CANCELLED; else the HTTP status and why not.
+  auto withdraw = [&](const std::string& id) -> std::pair<int, std::string> {
+    if (!requests.known(id))
+      return {404, "unknown request id '" + id + "': nothing to withdraw"};
+    if (requests.answer_of(id))
+      return {409, "request '" + id + "' is answered already: nothing to withdraw"};
+    bool withdrawn = false;
+    asking->request(scheduler, std::chrono::seconds(2), cancel_atom::value, id)
+        .receive([&](bool found) { withdrawn = found; },
+                 [&](const caf::error& e) { spdlog::warn("kgym serve: cancel of {}: {}", id, system.render(e)); });
+    if (!withdrawn)
+      return {409, "request '" + id + "' is no longer waiting to be evaluated: its answer is on its way"};
+    spdlog::info("request {} withdrawn by its client", id);
+    return {202, ""};
+  };
   auto handle_http = [&](const std::string& connection, const http_request& r) {
     if (r.path == "/v1/health" && r.method == "GET") {  // for load balancers: no secret, no details
       ServeHealth health;
@@ -415,19 +431,10 @@ int run_serve(const std::vector<std::string>& argv) {
       return http_send(connection, 202, pending_json(id));
     }
     if (r.path.rfind(prefix + "/", 0) == 0 && r.method == "DELETE") {  // withdraw (cancel) it
-      std::string id = r.path.substr(prefix.size() + 1);
-      if (!requests.known(id))
-        return http_error(connection, 404, "unknown request id '" + id + "': nothing to withdraw");
-      if (requests.answer_of(id))
-        return http_error(connection, 409, "request '" + id + "' is answered already: nothing to withdraw");
-      bool withdrawn = false;
-      asking->request(scheduler, std::chrono::seconds(2), cancel_atom::value, id)
-          .receive([&](bool found) { withdrawn = found; },
-                   [&](const caf::error& e) { spdlog::warn("kgym serve: cancel of {}: {}", id, system.render(e)); });
-      if (!withdrawn)
-        return http_error(connection, 409, "request '" + id + "' is no longer waiting to be evaluated: its answer "
-                                           "is on its way (GET " + prefix + "/" + id + ")");
-      spdlog::info("request {} withdrawn (DELETE)", id);
+      const std::string id = r.path.substr(prefix.size() + 1);
+      const auto [status, why] = withdraw(id);
+      if (status != 202)
+        return http_error(connection, status, why);
       return http_send(connection, 202, pending_json(id));  // its answer, CANCELLED, follows at once
     }
     if (r.path == prefix || r.path.rfind(prefix + "/", 0) == 0)
@@ -551,6 +558,10 @@ int run_serve(const std::vector<std::string>& argv) {
       decoded.error = "the server is shutting down: send the request to another server";
     if (decoded.error.empty())
       decoded.error = check_eval_request(&decoded.request, suite, secret);
+    if (decoded.error.empty() && decoded.request.withdraw())  // its answer goes to the request's own client
+      decoded.error = withdraw(decoded.request.request_id()).second;
+    if (decoded.error.empty() && decoded.request.withdraw())
+      continue;
     if (!decoded.error.empty()) {
       EvalResult refusal;
       refusal.set_request_id(decoded.request.request_id());

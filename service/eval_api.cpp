@@ -29,6 +29,8 @@ std::string check_eval_request(EvalRequest* request, const std::map<std::string,
                                      : "wrong secret: the request is refused";
   if (request->request_id().empty())
     return "request_id is missing: give every request a unique id (a retry reuses it)";
+  if (request->withdraw())
+    return "";  // the id is all a withdrawal needs
   if (request->candidate_source().empty())
     return "candidate_source is missing: send the Python program that defines ModelNew";
   if (request->has_task()) {

@@ -44,6 +44,15 @@ class KgymClient:
         self.socket.send(json.dumps(request).encode())
         return request["request_id"]
 
+    def withdraw(self, request_id: str) -> None:
+        """Withdraws a request sent before: its answer comes CANCELLED (queued work dropped,
+        running work stopped); if it was answered already or is unknown, receive() raises
+        KgymError for it instead."""
+        request = {"request_id": request_id, "withdraw": True}
+        if self.secret:
+            request["secret"] = self.secret
+        self.socket.send(json.dumps(request).encode())
+
     def receive(self) -> dict:
         """The next answer (an EvalResult as a dict); raises KgymError for a refusal."""
         if not self.socket.poll(self.timeout_ms):

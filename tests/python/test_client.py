@@ -1,6 +1,6 @@
 """The Python client (deploy/client/kgym_client.py) against a real `kgym serve` on loopback:
-one evaluation, a batch, a refusal raised as KgymError, and answers that reach the client
-across a restart of the server without a re-send."""
+one evaluation, a batch, a refusal raised as KgymError, withdrawn requests answered CANCELLED,
+and answers that reach the client across a restart of the server without a re-send."""
 import os
 import shutil
 import signal
@@ -55,6 +55,25 @@ class ClientAgainstServer(unittest.TestCase):
                                              for name in ("fused", "wrong", "cheat")])
         verdicts = sorted(a["result"]["verdict"] for a in answers.values())
         self.assertEqual(verdicts, ["HACKED", "INCORRECT", "OK"])
+
+    def test_a_withdrawn_request_is_answered_cancelled(self):
+        endless = candidate("gelu_scale_residual", "fused") + "\n" + open(
+            os.path.join(ROOT, "tests", "hostile", "infinite_loop.py")).read()
+        ids = [self.client.submit("gelu_scale_residual", endless + f"\n# {n}") for n in range(3)]
+        time.sleep(3)  # two of them in their loops (two executors), the third queued
+        started = time.time()
+        for request_id in ids:
+            self.client.withdraw(request_id)
+        verdicts = {}
+        while len(verdicts) < len(ids):
+            answer = self.client.receive()
+            verdicts[answer["request_id"]] = answer["result"]["verdict"]
+        self.assertEqual(verdicts, {i: "CANCELLED" for i in ids})
+        self.assertLess(time.time() - started, 5.0)
+        with self.assertRaisesRegex(KgymError, "nothing to withdraw"):
+            self.client.withdraw("never-sent")
+            self.client.receive()
+        self.test_one_evaluation()  # the executors went on
 
     def test_a_refusal_is_an_error_that_says_why(self):
         with self.assertRaisesRegex(KgymError, "unknown task 'no_such_task'"):
