@@ -33,7 +33,7 @@
 #include "cli/sandbox_options.hpp"
 #include "messages/json.hpp"
 #include "service/eval_api.hpp"
-#include "service/http_message.hpp"
+#include "service/http_front.hpp"
 #include "pipeline/paths.hpp"
 #include "service/request_journal.hpp"
 #include "service/request_table.hpp"
@@ -215,20 +215,17 @@ int run_serve(const std::vector<std::string>& argv) {
   if (a.has("endpoint-file"))
     std::ofstream(a.get("endpoint-file")) << bound << "\n";
 
-  // The HTTP/JSON endpoint: a ZeroMQ STREAM socket (raw TCP) served by the same thread.
-  std::unique_ptr<zmq::socket_t> http;
+  // The HTTP/JSON endpoint (cpp-httplib's threads; the calls are answered by this thread).
+  std::unique_ptr<http_front> http;
   if (a.has("http")) {
     auto [host, port] = parse_host_port(a.get("http"));
     if (!is_loopback_host(host) && secret.empty())
       throw std::invalid_argument("refusing to serve HTTP on " + a.get("http") + " without a secret: set " +
                                   secret_env + " (clients send it as Authorization: Bearer ...)");
-    http = std::make_unique<zmq::socket_t>(context, zmq::socket_type::stream);
-    http->set(zmq::sockopt::linger, 1000);
-    bind_or_explain(*http, "tcp://" + host + ":" + (port == 0 ? std::string("*") : std::to_string(port)), "HTTP");
-    std::string bound_http = http->get(zmq::sockopt::last_endpoint);
+    http = std::make_unique<http_front>(host, port, max_bytes);
     if (a.has("http-file"))
-      std::ofstream(a.get("http-file")) << bound_http.substr(bound_http.rfind(':') + 1) << "\n";
-    spdlog::info("kgym serve: HTTP/JSON on {}", bound_http);
+      std::ofstream(a.get("http-file")) << http->port() << "\n";
+    spdlog::info("kgym serve: HTTP/JSON on {}:{}", host, http->port());
   }
 
   auto credentials = find_cluster_credentials(a.get("cluster-certs", ""));
@@ -278,7 +275,6 @@ int run_serve(const std::vector<std::string>& argv) {
 
   auto finished = std::make_shared<finished_queue>();
   request_table requests(table_limits);
-  std::unordered_map<std::string, std::string> http_buffers;  // connection id -> bytes so far
   size_t served = 0, refused = 0;
   serve_metrics metrics;
   const auto started_at = std::chrono::steady_clock::now();
@@ -338,13 +334,10 @@ int run_serve(const std::vector<std::string>& argv) {
     requests.redeliver_later(route, answer, std::chrono::steady_clock::now());
     return false;
   };
+  // `connection`: the http_front's id of the call (a string: the request table keeps it).
   auto http_send = [&](const std::string& connection, int status, const std::string& body,
                        const std::string& content_type = "application/json") {
-    http->send(zmq::buffer(connection), zmq::send_flags::sndmore);
-    http->send(zmq::buffer(http_response(status, body, content_type)), zmq::send_flags::none);
-    http->send(zmq::buffer(connection), zmq::send_flags::sndmore);
-    http->send(zmq::message_t(), zmq::send_flags::none);  // close the connection
-    http_buffers.erase(connection);
+    http->answer(std::stoull(connection), {status, body, content_type});
   };
   auto http_error = [&](const std::string& connection, int status, const std::string& message) {
     EvalResult error;
@@ -518,7 +511,7 @@ int run_serve(const std::vector<std::string>& argv) {
       http_send(connection, 202, pending_json(id));
     zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0},
                                {nullptr, finished->wake_fd, ZMQ_POLLIN, 0},
-                               {http ? http->handle() : nullptr, http ? 0 : finished->wake_fd, 0, 0}};
+                               {nullptr, http ? http->wake_fd() : finished->wake_fd, 0, 0}};
     if (http)
       items[2].events = ZMQ_POLLIN;
     if (journal)
@@ -530,23 +523,9 @@ int run_serve(const std::vector<std::string>& argv) {
         continue;  // a signal: the loop condition decides
       throw;
     }
-    if (http && (items[2].revents & ZMQ_POLLIN)) {
-      zmq::message_t id_frame, data_frame;
-      if (http->recv(id_frame, zmq::recv_flags::dontwait) && http->recv(data_frame, zmq::recv_flags::dontwait)) {
-        std::string connection = id_frame.to_string();
-        if (data_frame.size() == 0) {
-          http_buffers.erase(connection);  // a connection opened or closed
-        } else {
-          auto& buffer = http_buffers[connection];
-          buffer += data_frame.to_string();
-          auto parsed = parse_http_request(buffer, max_bytes);
-          if (!parsed.error.empty())
-            http_error(connection, parsed.error_status, parsed.error);
-          else if (parsed.request)
-            handle_http(connection, *parsed.request);
-        }
-      }
-    }
+    if (http && (items[2].revents & ZMQ_POLLIN))
+      for (const auto& [call, request] : http->take())
+        handle_http(std::to_string(call), request);
     if (!(items[0].revents & ZMQ_POLLIN))
       continue;
     std::vector<zmq::message_t> frames;

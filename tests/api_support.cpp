@@ -1,5 +1,9 @@
 #include "tests/api_support.hpp"
 
+#include <httplib.h>
+
+#include <sstream>
+
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -114,33 +118,27 @@ EvalResult client::receive(std::chrono::seconds timeout) {
 http_reply http_call(int port, const std::string& method, const std::string& target, const std::string& body,
                      const std::string& extra_headers, const std::string& host) {
   http_reply reply;
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  ::inet_pton(AF_INET, host.c_str(), &address.sin_addr);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    ::close(fd);
+  httplib::Client client(host, port);
+  client.set_read_timeout(std::chrono::seconds(700));  // past the longest long poll
+  httplib::Request request;
+  request.method = method;
+  request.path = target;
+  request.body = body;
+  std::istringstream lines(extra_headers);  // "Name: value\r\n" each
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    const size_t colon = line.find(':');
+    if (colon != std::string::npos)
+      request.headers.emplace(line.substr(0, colon), line.substr(line.find_first_not_of(' ', colon + 1)));
+  }
+  if (!body.empty())
+    request.headers.emplace("Content-Type", "application/json");
+  auto result = client.send(request);
+  if (!result)
     return reply;
-  }
-  std::string message = method + " " + target + " HTTP/1.1\r\nHost: " + host + "\r\n" + extra_headers +
-                        "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-  for (size_t sent = 0; sent < message.size();) {
-    ssize_t n = ::send(fd, message.data() + sent, message.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0)
-      break;
-    sent += static_cast<size_t>(n);
-  }
-  std::string response;
-  char buffer[65536];
-  for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;)
-    response.append(buffer, static_cast<size_t>(n));
-  ::close(fd);
-  if (response.rfind("HTTP/1.1 ", 0) == 0)
-    reply.status = std::atoi(response.c_str() + 9);
-  auto head_end = response.find("\r\n\r\n");
-  if (head_end != std::string::npos)
-    reply.body = response.substr(head_end + 4);
+  reply.status = result->status;
+  reply.body = result->body;
   return reply;
 }
 

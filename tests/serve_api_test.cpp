@@ -6,6 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sstream>
+#include <sys/socket.h>
+#include <poll.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -169,6 +174,55 @@ TEST(ServeApi, HttpJsonSubmitPollWaitAndBatch) {
   EXPECT_EQ(huge.status, 413) << huge.body;
   http_reply one = http_call(port, "GET", "/v1/evaluations/h-one?wait=120");
   EXPECT_EQ(one.status, 200) << one.body;  // still serving
+  EXPECT_EQ(stop_process(s.pid), 0);
+}
+
+// HTTP as clients speak it (cpp-httplib under the endpoint): two requests on one kept-alive
+// connection, a chunked request body, a percent-encoded id in the path.
+TEST(ServeApi, HttpKeepsConnectionsTakesChunkedBodiesAndDecodesPaths) {
+  std::string port_file = (fs::temp_directory_path() / ("kgym-http11-port-" + std::to_string(::getpid()))).string();
+  fs::remove(port_file);
+  server s = start_server("http11", {"--executors", "1", "--http", "127.0.0.1:0", "--http-file", port_file});
+  ASSERT_FALSE(s.endpoint.empty());
+  const int port = std::stoi(wait_for_line(port_file));
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  const std::string body = to_json(request("a b", "softmax_rows", "fused"));
+  std::ostringstream chunked;
+  chunked << std::hex << body.size() / 2 << "\r\n" << body.substr(0, body.size() / 2) << "\r\n"
+          << body.size() - body.size() / 2 << "\r\n" << body.substr(body.size() / 2) << "\r\n0\r\n\r\n";
+  // One request, its whole answer, then the next on the same connection.
+  auto exchange = [&](const std::string& message, const std::string& until_text) {
+    EXPECT_EQ(::send(fd, message.data(), message.size(), MSG_NOSIGNAL), static_cast<ssize_t>(message.size()));
+    std::string got;
+    char buffer[4096];
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (got.find(until_text) == std::string::npos && std::chrono::steady_clock::now() < until) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 200) > 0) {
+        ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+        if (n <= 0)
+          break;
+        got.append(buffer, static_cast<size_t>(n));
+      }
+    }
+    return got;
+  };
+  std::string received = exchange("GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n", "}");
+  received += exchange("POST /v1/evaluations HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                           chunked.str(),
+                       "accepted");
+  ::close(fd);
+  EXPECT_EQ(received.rfind("HTTP/1.1 200", 0), 0u) << received;
+  EXPECT_NE(received.find("HTTP/1.1 202"), std::string::npos) << "no answer to the second request: " << received;
+  EXPECT_NE(received.find(R"("accepted":["a b"])"), std::string::npos) << received;
+  http_reply answer = http_call(port, "GET", "/v1/evaluations/a%20b?wait=120");
+  EXPECT_EQ(answer.status, 200) << answer.body;
+  EXPECT_NE(answer.body.find(R"("verdict":"OK")"), std::string::npos) << answer.body;
   EXPECT_EQ(stop_process(s.pid), 0);
 }
 

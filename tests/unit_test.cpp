@@ -32,7 +32,6 @@
 #include "pipeline/episode_store.hpp"
 #include "service/request_journal.hpp"
 #include "service/eval_api.hpp"
-#include "service/http_message.hpp"
 #include "service/request_table.hpp"
 #include "service/serve_metrics.hpp"
 #include "pipeline/summary.hpp"
@@ -1060,26 +1059,6 @@ TEST(TraceProfile, GeneratedKernelsMustBeNamedInTheCandidateSource) {
   EXPECT_TRUE(kernels[4].generated());
 }
 
-TEST(HttpMessage, ParsesWholeRequestsAndWaitsForTheRest) {
-  std::string head = "POST /v1/evaluations?wait=5&x HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\n"
-                     "Authorization: Bearer s\r\n\r\n";
-  EXPECT_FALSE(parse_http_request(head.substr(0, 20), 100).request.has_value());
-  EXPECT_FALSE(parse_http_request(head + "ab", 100).request.has_value());  // body still arriving
-  auto whole = parse_http_request(head + "abcd", 100);
-  ASSERT_TRUE(whole.request.has_value());
-  EXPECT_EQ(whole.request->method, "POST");
-  EXPECT_EQ(whole.request->path, "/v1/evaluations");
-  EXPECT_EQ(whole.request->query.at("wait"), "5");
-  EXPECT_EQ(whole.request->query.at("x"), "");
-  EXPECT_EQ(whole.request->headers.at("authorization"), "Bearer s");
-  EXPECT_EQ(whole.request->body, "abcd");
-  auto big = parse_http_request(head, 3);
-  EXPECT_EQ(big.error_status, 413);
-  EXPECT_NE(parse_http_request("HELLO\r\n\r\n", 100).error, "");
-  EXPECT_EQ(http_response(404, "{}"),
-            "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
-            "Connection: close\r\n\r\n{}");
-}
 
 TEST(EvalApi, SecretsCompareWholeAndPendingAnswersEscapeTheirIds) {
   EXPECT_TRUE(secrets_equal("s3cret", "s3cret"));
