@@ -10,7 +10,7 @@
 #include "actors/inference.hpp"
 #include "messages/json.hpp"
 #include "messages/openai_wire.pb.h"
-#include "pipeline/http_client.hpp"
+#include "policy/http_client.hpp"
 #include "policy/openai_wire.hpp"
 
 namespace kgym {

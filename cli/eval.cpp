@@ -18,7 +18,7 @@
 #include "messages/caf_types.hpp"
 #include "messages/json.hpp"
 #include "pipeline/episode_store.hpp"
-#include "pipeline/eval_report.hpp"
+#include "report/eval_report.hpp"
 #include "report/line_charts.hpp"
 #include "pipeline/progress_log.hpp"
 #include "pipeline/run_dir.hpp"

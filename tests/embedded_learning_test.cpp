@@ -10,7 +10,7 @@
 #include "actors/compiler.hpp"
 #include "messages/json.hpp"
 #include "pipeline/content_hash.hpp"
-#include "pipeline/eval_report.hpp"
+#include "report/eval_report.hpp"
 #include "pipeline/file_io.hpp"
 #include "pipeline/iteration_metrics.hpp"
 #include "report/line_charts.hpp"

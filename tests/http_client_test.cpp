@@ -1,4 +1,4 @@
-// The OpenAI backend's HTTP client (pipeline/http_client.hpp) against real servers on loopback
+// The OpenAI backend's HTTP client (policy/http_client.hpp) against real servers on loopback
 // (cpp-httplib's): plain and TLS, kept-alive connections, chunked answers, errors, deadlines.
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "pipeline/http_client.hpp"
+#include "policy/http_client.hpp"
 #include "tests/test_support.hpp"
 
 namespace kgym {

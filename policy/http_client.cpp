@@ -1,4 +1,4 @@
-#include "pipeline/http_client.hpp"
+#include "policy/http_client.hpp"
 
 #include <httplib.h>
 

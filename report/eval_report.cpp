@@ -1,4 +1,4 @@
-#include "pipeline/eval_report.hpp"
+#include "report/eval_report.hpp"
 
 #include <algorithm>
 #include <cstdio>
