@@ -19,6 +19,10 @@ executor_options sandbox_options(const args& a, Device device) {
   exec.extension_cache = extension_cache_dir();
   if (const char* extra = std::getenv("KGYM_SANDBOX_ENV"))
     exec.launch.extra_env = extra;
+  // For diagnosis: every evaluation's CUPTI traces (the candidate's and the reference runner's)
+  // are kept in this directory (bench/identity_kernels.py reads them).
+  if (const char* archive = std::getenv("KGYM_TRACE_ARCHIVE"); archive && *archive)
+    exec.trace_archive = archive;
   return exec;
 }
 

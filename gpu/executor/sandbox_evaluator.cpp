@@ -523,8 +523,16 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     apply_request_windows(check_request_windows(trace, batches), opts.no_hacking_check(), &result);
     if (cuda)
       apply_profile_verdict(profile_of(trace), opts.no_hacking_check(), &result);
-    if (!options_.trace_archive.empty())
+    if (!options_.trace_archive.empty()) {
       archive_trace(trace_file, exit_info.trace_key(), options_.trace_archive, request.request_id());
+      // The reference runner's own (its key is nobody's): its kernels beside the candidate's,
+      // for bench/identity_kernels.py.
+      std::error_code ignored;
+      std::string name = request.request_id();
+      std::replace(name.begin(), name.end(), '/', '_');
+      fs::copy_file(workdir / "reference" / "trace.jsonl", fs::path(options_.trace_archive) / (name + ".reference.jsonl"),
+                    fs::copy_options::overwrite_existing, ignored);
+    }
     (*result.mutable_harness_seconds())["trace_check"] =
         std::chrono::duration<double>(clock_type::now() - trace_started).count();
   }

@@ -1,0 +1,97 @@
+"""Whether the identity answer's error lies in the GPU's work or around it: for each evaluation
+whose CUPTI traces were kept (`KGYM_TRACE_ARCHIVE=DIR kgym check --device cuda --json ...`: the
+candidate's <id>.jsonl and the reference runner's <id>.reference.jsonl), the GPU time each side's
+kernels took per timed batch (phase "batch" to "idle" on its trace: kernels, copies and memsets
+merged where they overlap), the ratio of the two sides' interquartile means beside the speedup the
+judge's clock gave. If the kernel ratio moves with the speedup from evaluation to evaluation, the
+bias is in the GPU's execution (where each process's memory lies, what its libraries chose); if
+the kernels agree while the speedup moves, it is in the requests around them.
+
+    KGYM_TRACE_ARCHIVE=/tmp/traces build/kgym check --device cuda --json --no-hacking-check \
+        --task TASK --candidate identity ... > results.jsonl
+    python3 bench/identity_kernels.py /tmp/traces results.jsonl
+"""
+import json
+import os
+import statistics
+import sys
+
+
+def records(path: str) -> list:
+    out = []
+    with open(path) as f:
+        for line in f:
+            _, _, body = line.partition(" ")
+            try:
+                out.append(json.loads(body))
+            except ValueError:
+                pass
+    return out
+
+
+def busy_ns(spans: list) -> int:
+    """Time covered by the spans, overlaps counted once."""
+    total, end = 0, None
+    for start, stop in sorted(spans):
+        if end is None or start > end:
+            total += stop - start
+            end = stop
+        elif stop > end:
+            total += stop - end
+            end = stop
+    return total
+
+
+def batch_busy(path: str, span: bool = False) -> list:
+    """GPU busy time (ns) in each "batch" window of a trace; with `span`, from its first
+    kernel's start to its last one's end (the gaps between kernels counted: a launch-bound
+    side pays them)."""
+    recs = records(path)
+    windows, opened = [], None
+    for r in recs:
+        if "phase" in r:
+            if r["phase"] == "batch":
+                opened = r["at_ns"]
+            elif opened is not None:
+                windows.append((opened, r["at_ns"]))
+                opened = None
+    kernels = [(r["kernel"]["start_ns"], r["kernel"]["end_ns"]) for r in recs if "kernel" in r]
+    inside = [[(max(s, a), min(e, b)) for s, e in kernels if e > a and s < b] for a, b in windows]
+    if span:
+        return [max(e for _, e in w) - min(s for s, _ in w) if w else 0 for w in inside]
+    return [busy_ns(w) for w in inside]
+
+
+def iqm(values: list) -> float:
+    ordered = sorted(values)
+    cut = len(ordered) // 4
+    return statistics.fmean(ordered[cut:len(ordered) - cut])
+
+
+def main() -> None:
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    archive, results = sys.argv[1], sys.argv[2]
+    print("| task | request | speedup (judge's clock) | kernel busy ratio (ref / cand) | kernel span ratio | batches ref / cand |")
+    print("|---|---|---|---|---|---|")
+    for line in open(results):
+        if not line.startswith("{"):
+            continue
+        r = json.loads(line)
+        name = r.get("request_id", "").replace("/", "_")
+        cand_path, ref_path = (os.path.join(archive, name + suffix) for suffix in (".jsonl", ".reference.jsonl"))
+        if not (os.path.exists(cand_path) and os.path.exists(ref_path)):
+            continue
+        # The reference runner also answers single-call requests (the request cost's measure):
+        # keep the windows near each side's median, the k-call batches.
+        keep = lambda xs: [x for x in xs if x > 0.6 * statistics.median(xs)] if xs else []  # noqa: E731
+        ratios = []
+        for span in (False, True):
+            cand, ref = keep(batch_busy(cand_path, span)), keep(batch_busy(ref_path, span))
+            ratios.append(iqm(ref) / iqm(cand) if cand and ref else float("nan"))
+        print(f"| {r.get('task_id', '?')} | {name} | {r.get('speedup', 0):.4f} | {ratios[0]:.4f} | {ratios[1]:.4f} | "
+              f"{len(ref)} / {len(cand)} |")
+
+
+if __name__ == "__main__":
+    main()
