@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prepares what the GPU machine (Ubuntu 24.04, no Debian packages of ours) needs to run a
 # build made here: the runtime libraries from Debian's packages, unpacked under .debs/root.
-# Carry build/ and .debs/ to the GPU machine, then run deploy/gpu_suite.sh there.
+# Carry .debs/build, .debs/root and .debs/wheels to the GPU machine (and .debs/wheels-report
+# where a report is drawn), then run deploy/gpu_suite.sh there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .debs && cd .debs
@@ -25,8 +26,11 @@ python3 -m pip download -q --only-binary=:all: --python-version 3.12 --platform 
 # ninja, for building candidates' CUDA extensions (the GPU machine's image may lack it).
 python3 -m pip download -q --only-binary=:all: --python-version 3.12 --platform manylinux_2_17_x86_64 \
   -d .debs/wheels "$(grep '^ninja==' deploy/requirements-sandbox.txt)"
-# matplotlib, for kgym report's and kgym eval's charts (report/plot_curves.py).
+# matplotlib, for kgym report's and kgym eval's charts (report/plot_curves.py), in a folder of
+# its own: a device call carries at most 64 MiB, so carry .debs/build, .debs/root and
+# .debs/wheels for the tests, and add .debs/wheels-report (25 MiB) only where a report is drawn.
 python3 -m pip download -q --only-binary=:all: --python-version 3.12 --platform manylinux_2_28_x86_64 \
-  --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .debs/wheels matplotlib
+  --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .debs/wheels-report matplotlib
 # Never numpy from here: the sandbox's pinned one (requirements-sandbox.txt) stays.
-rm -f .debs/wheels/numpy-*.whl
+rm -f .debs/wheels-report/numpy-*.whl
+rm -f .debs/*.deb  # unpacked under .debs/root

@@ -8,7 +8,8 @@
 # GoogleTest binary (GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS), for machines lent by the call;
 # KGYM_TEST_FILTER=PATTERN runs only the matching cases of the GPU binaries (a GoogleTest
 # filter; ctest's own filters would override GTEST_FILTER), KGYM_TEST_REPEAT=N each N times.
-# Built elsewhere: carry build/ and .debs/ (deploy/device_bundle.sh) and run this there.
+# Built elsewhere: carry .debs/build, .debs/root, .debs/wheels (+ .debs/wheels-report for the
+# train and LLM parts; deploy/device_bundle.sh makes them) and run this there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export LD_LIBRARY_PATH="$PWD/.debs/root/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
@@ -24,8 +25,9 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 # ninja builds candidates' CUDA extensions (deploy/requirements-sandbox.txt); the bundle carries it.
 python3 -c "import ninja" 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels ninja
 # matplotlib draws kgym report's and kgym eval's charts (report/plot_curves.py); the bundle carries it.
-python3 -c "import matplotlib" 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels \
-  matplotlib 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels --break-system-packages matplotlib
+python3 -c "import matplotlib" 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels-report \
+  matplotlib 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels-report \
+  --break-system-packages matplotlib 2>/dev/null || echo "no matplotlib here: kgym report will say so"
 export KGYM_PLOT_PYTHON="${KGYM_PLOT_PYTHON:-$(command -v python3)}"
 out=${OUT:-/tmp/kgym-gpu-suite}
 mkdir -p "$out"
