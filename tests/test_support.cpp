@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "pipeline/file_io.hpp"
 #include "pipeline/paths.hpp"
 #include "pipeline/task_loader.hpp"
 
@@ -14,14 +15,7 @@ namespace kgym::test {
 
 std::string source_path(const std::string& relative) { return kgym_home() + "/" + relative; }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    throw std::runtime_error("cannot read " + path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string read_text(const std::string& path) { return read_file(path); }
 
 Device test_device() {
   const char* d = std::getenv("KGYM_TEST_DEVICE");
