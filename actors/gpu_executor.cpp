@@ -1,4 +1,5 @@
 #include "actors/gpu_executor.hpp"
+#include "messages/evidence.hpp"
 
 #include <caf/all.hpp>
 
@@ -52,10 +53,7 @@ struct gpu_executor_state {
 };
 
 ExecResult worker_failed(const ExecRequest& request, const std::string& what) {
-  ExecResult r;
-  r.set_request_id(request.request_id());
-  r.set_task_id(request.task().id());
-  r.set_candidate_id(request.candidate().id());
+  ExecResult r = result_for(request);
   r.set_verdict(INTERNAL_ERROR);
   r.set_message(what);
   return r;
@@ -121,12 +119,9 @@ gpu_executor_actor::behavior_type gpu_executor_impl(
 gpu_executor_actor::behavior_type null_executor(gpu_executor_actor::pointer) {
   return {[](cancel_atom, const std::string&) {},  // it answers at once: nothing to stop
           [](const ExecRequest& request) -> ExecResult {
-    ExecResult r;
+    ExecResult r = result_for(request);
     (*r.mutable_harness_seconds())["executor_start_unix"] =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    r.set_request_id(request.request_id());
-    r.set_task_id(request.task().id());
-    r.set_candidate_id(request.candidate().id());
     r.set_verdict(OK);
     r.set_correct(true);
     r.set_speedup(2.0);

@@ -1,4 +1,5 @@
 #include "actors/scheduler.hpp"
+#include "messages/evidence.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -186,10 +187,8 @@ void place(self_ptr self, bool ahead) {
                     return;
                   }
                   const auto& request = it->second.in_flight[token].request;
-                  ExecResult failed;
+                  ExecResult failed = result_for(request);  // each waiter's own id on delivery
                   failed.set_verdict(INTERNAL_ERROR);
-                  failed.set_task_id(request.task().id());
-                  failed.set_candidate_id(request.candidate().id());
                   failed.set_message("the executor failed: " + self->system().render(error));
                   finish(self, a, token, failed);
                 });

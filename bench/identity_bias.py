@@ -17,28 +17,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 
+import judge_split_bench
 import kernelbench_tasks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VARIANTS = {"traced": [], "untraced": ["--no-cupti"]}
-
-
-def run(kgym: str, tasks: list, evaluations: int, extra: list) -> list:
-    """`evaluations` identity evaluations of each task in one `kgym check` (one more first,
-    left out: it also starts the sandbox)."""
-    command = [kgym, "check", "--device", "cuda", "--json", "--no-hacking-check", *extra]
-    for task in tasks:
-        command += ["--task", task]
-    command += ["--candidate", "identity"] * evaluations
-    out = subprocess.run(command, capture_output=True, text=True, timeout=3000)
-    results = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
-    if not results:
-        sys.exit(f"kgym check printed no result: {out.stderr[-2000:]}")
-    return results[1:]
 
 
 def raw_speedup(r: dict) -> float:
@@ -81,7 +66,7 @@ def main():
                  if int(os.path.basename(p).split("_")[0]) in only]
         for round_ in range(args.rounds):
             for v in (variants if round_ % 2 == 0 else variants[::-1]):
-                rows = run(args.kgym, tasks, args.per_round, VARIANTS[v])
+                rows = judge_split_bench.run(args.kgym, tasks, "cuda", args.per_round, VARIANTS[v])
                 results[v] += rows
                 print(f"round {round_ + 1}/{args.rounds} {v}: " + ", ".join(
                     f"{r.get('task_id')} {r.get('speedup', 0):.4f}" for r in rows), flush=True)

@@ -34,16 +34,18 @@ def identity_tasks(kernelbench: str, levels: list, stride: int, workdir: str) ->
     return dirs
 
 
-def run(kgym: str, tasks: list, device: str) -> list:
-    command = [kgym, "check", "--device", device, "--json", "--no-hacking-check", "--candidate", "identity",
-               "--candidate", "identity"]
+def run(kgym: str, tasks: list, device: str, candidates: int = 2, extra: tuple = ()) -> list:
+    """The identity answer `candidates` times on each task in one `kgym check` (`extra`: more of
+    its options); the first result of all is left out: it also started the sandbox."""
+    command = [kgym, "check", "--device", device, "--json", "--no-hacking-check", *extra]
+    command += ["--candidate", "identity"] * candidates
     for task in tasks:
         command += ["--task", task]
     out = subprocess.run(command, capture_output=True, text=True, timeout=3000)
     results = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     if not results:
         sys.exit(f"{kgym} printed no result: {out.stderr[-2000:]}")
-    return results[1:]  # the first one also started the sandbox
+    return results[1:]
 
 
 def main():

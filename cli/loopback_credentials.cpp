@@ -1,6 +1,7 @@
 #include "cli/loopback_credentials.hpp"
 
 #include <fcntl.h>
+#include <openssl/bn.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -92,14 +93,10 @@ void add_extension(X509* cert, X509* issuer, int nid, const char* value) {
 cert_ptr new_cert(EVP_PKEY* key, const std::string& name, X509* issuer, EVP_PKEY* issuer_key) {
   cert_ptr cert(X509_new(), X509_free);
   check(cert != nullptr && X509_set_version(cert.get(), 2) == 1, "make a certificate");
-  unsigned char serial[16];
-  FILE* random = std::fopen("/dev/urandom", "r");
-  check(random != nullptr && std::fread(serial, 1, sizeof serial, random) == sizeof serial, "read /dev/urandom");
-  std::fclose(random);
-  serial[0] &= 0x7f;  // a positive serial
-  BIGNUM* number = BN_bin2bn(serial, sizeof serial, nullptr);
-  check(number != nullptr && BN_to_ASN1_INTEGER(number, X509_get_serialNumber(cert.get())) != nullptr, "set a serial");
-  BN_free(number);
+  std::unique_ptr<BIGNUM, decltype(&BN_free)> serial(BN_new(), BN_free);  // random, positive, 127 bits
+  check(serial && BN_rand(serial.get(), 127, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) == 1 &&
+            BN_to_ASN1_INTEGER(serial.get(), X509_get_serialNumber(cert.get())) != nullptr,
+        "set a serial");
   X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600);
   X509_gmtime_adj(X509_getm_notAfter(cert.get()), validity_days * 24 * 3600);
   X509_NAME* subject = X509_get_subject_name(cert.get());

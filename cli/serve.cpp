@@ -537,10 +537,11 @@ int run_serve(const std::vector<std::string>& argv) {
       decoded.error = "the server is shutting down: send the request to another server";
     if (decoded.error.empty())
       decoded.error = check_eval_request(&decoded.request, suite, secret);
-    if (decoded.error.empty() && decoded.request.withdraw())  // its answer goes to the request's own client
+    if (decoded.error.empty() && decoded.request.withdraw()) {  // its answer goes to the request's own client
       decoded.error = withdraw(decoded.request.request_id()).second;
-    if (decoded.error.empty() && decoded.request.withdraw())
-      continue;
+      if (decoded.error.empty())
+        continue;
+    }
     if (!decoded.error.empty()) {
       EvalResult refusal;
       refusal.set_request_id(decoded.request.request_id());

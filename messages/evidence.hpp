@@ -1,4 +1,4 @@
-// One helper for the facts behind a verdict, so every place that finds one says it alike.
+// Helpers for results and the facts behind a verdict, so every place that makes one says it alike.
 #pragma once
 
 #include <string>
@@ -6,6 +6,15 @@
 #include "messages/kgym.pb.h"
 
 namespace kgym {
+
+// The result answering `request`: its request, task and candidate ids, nothing decided yet.
+inline ExecResult result_for(const ExecRequest& request) {
+  ExecResult r;
+  r.set_request_id(request.request_id());
+  r.set_task_id(request.task().id());
+  r.set_candidate_id(request.candidate().id());
+  return r;
+}
 
 inline void add_evidence(ExecResult* result, const std::string& kind, const std::string& detail,
                          const std::string& source) {

@@ -1,4 +1,5 @@
 #include "gpu/executor/extension_builder.hpp"
+#include "messages/evidence.hpp"
 
 #include "gpu/executor/scrub.hpp"
 
@@ -20,12 +21,9 @@ bool uses_extensions(const std::string& source) {
 }
 
 ExecResult build_failure(const ExecRequest& request, const SandboxEvent::Built& built) {
-  ExecResult r;
   if (built.error().empty())
-    return r;
-  r.set_request_id(request.request_id());
-  r.set_task_id(request.task().id());
-  r.set_candidate_id(request.candidate().id());
+    return ExecResult();
+  ExecResult r = result_for(request);
   r.set_verdict(built.internal() ? INTERNAL_ERROR : COMPILE_ERROR);
   r.set_failed_phase("compile");
   r.set_message(scrub(built.error(), process_secrets(), 4096));

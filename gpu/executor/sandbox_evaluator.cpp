@@ -102,13 +102,17 @@ std::string evaluation_log(const fs::path& workdir) {
   return log;
 }
 
-// Keeps a trace and its key (<name>.jsonl, <name>.key) as test data; '/' in ids becomes '_'.
-void archive_trace(const fs::path& trace_file, const std::string& key_hex, const fs::path& archive,
-                   std::string name) {
+// Keeps the candidate's trace and its key (<name>.jsonl, <name>.key) as test data, and the
+// reference runner's (<name>.reference.jsonl; its key is nobody's: its kernels beside the
+// candidate's, for bench/identity_kernels.py); '/' in ids becomes '_'.
+void archive_trace(const fs::path& workdir, const std::string& key_hex, const fs::path& archive, std::string name) {
   std::replace(name.begin(), name.end(), '/', '_');
   std::error_code ignored;
-  fs::copy_file(trace_file, archive / (name + ".jsonl"), fs::copy_options::overwrite_existing, ignored);
+  fs::copy_file(workdir / "candidate" / "trace.jsonl", archive / (name + ".jsonl"), fs::copy_options::overwrite_existing,
+                ignored);
   std::ofstream(archive / (name + ".key")) << key_hex << "\n";
+  fs::copy_file(workdir / "reference" / "trace.jsonl", archive / (name + ".reference.jsonl"),
+                fs::copy_options::overwrite_existing, ignored);
 }
 
 // Work roots of kgym processes that were killed before they could clean up.
@@ -203,6 +207,12 @@ std::string sandbox_evaluator::ensure_zygote() {
 }
 
 ExecResult sandbox_evaluator::evaluate(const ExecRequest& request, const SandboxEvent::Built* prebuilt) {
+  if (options_.withdrawn->cancelled(request.request_id())) {  // withdrawn before it started: nothing built
+    options_.withdrawn->forget(request.request_id());
+    ExecResult result = result_for(request);
+    fail(&result, CANCELLED, "start", "withdrawn by its client before it ran");
+    return result;
+  }
   SandboxEvent::Built built;
   if (prebuilt) {
     built = *prebuilt;
@@ -214,15 +224,6 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& request, const Sandbox
   // wall_s is the evaluation's own time; a build's is harness_seconds' extension_build.
   const auto started = clock_type::now();
   ExecResult result = build_failure(request, built);
-  if (options_.withdrawn->cancelled(request.request_id())) {  // withdrawn before it started
-    options_.withdrawn->forget(request.request_id());
-    result = ExecResult();
-    result.set_request_id(request.request_id());
-    result.set_task_id(request.task().id());
-    result.set_candidate_id(request.candidate().id());
-    fail(&result, CANCELLED, "start", "withdrawn by its client before it ran");
-    return result;
-  }
   if (result.verdict() != VERDICT_UNSPECIFIED) {
     scrub_result(&result, process_secrets());
     spdlog::info("request {} task {} candidate {}: {} ({})", request.request_id(), request.task().id(),
@@ -264,10 +265,7 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
   ExecRequest request = original;
   *request.mutable_options() = with_defaults(request.options(), request.device());
   const EvalOptions& opts = request.options();
-  ExecResult result;
-  result.set_request_id(request.request_id());
-  result.set_task_id(request.task().id());
-  result.set_candidate_id(request.candidate().id());
+  ExecResult result = result_for(request);
   auto finish = [&](ExecResult r) {
     r.set_wall_s(std::chrono::duration<double>(clock_type::now() - started).count());
     return r;
@@ -358,6 +356,12 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
   std::string candidate_pidns = candidate > 1 ? pid_namespace_of(candidate) : std::string();
   if (candidate_pidns == pid_namespace_of(0))
     candidate_pidns.clear();
+  // Stopped for `reason`: both processes killed, their exit report awaited a while.
+  auto stop = [&](kill_reason reason) {
+    killed = reason;
+    kill_both();
+    deadline = clock_type::now() + options_.exit_grace;
+  };
   SandboxEvent::ChildExit exit_info;
   while (!exited) {
     auto wake = std::min(deadline, clock_type::now() + watchdog_tick);
@@ -407,26 +411,18 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     int64_t rss = session_rss_bytes(child) + candidates;
     peak_rss = std::max(peak_rss, rss);
     if (killed == kill_reason::none && rss > opts.memory_limit_mb() * (int64_t{1} << 20)) {
-      killed = kill_reason::memory;
-      kill_both();
-      deadline = clock_type::now() + options_.exit_grace;
+      stop(kill_reason::memory);
     } else if (killed == kill_reason::none && polled_disk_over()) {
-      killed = kill_reason::disk;
-      kill_both();
-      deadline = clock_type::now() + options_.exit_grace;
+      stop(kill_reason::disk);
     } else if (killed == kill_reason::none && options_.withdrawn->cancelled(request.request_id())) {
-      killed = kill_reason::cancelled;
-      kill_both();
-      deadline = clock_type::now() + options_.exit_grace;
+      stop(kill_reason::cancelled);
     } else if (clock_type::now() >= deadline) {
       if (killed != kill_reason::none) {  // killed, yet no exit report: the zygote is stuck
         killed = kill_reason::zygote_lost;
         break;
       }
-      killed = kill_reason::timeout;
       total_timed_out = clock_type::now() >= total_deadline;
-      kill_both();
-      deadline = clock_type::now() + options_.exit_grace;
+      stop(kill_reason::timeout);
     }
   }
 
@@ -523,16 +519,8 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     apply_request_windows(check_request_windows(trace, batches), opts.no_hacking_check(), &result);
     if (cuda)
       apply_profile_verdict(profile_of(trace), opts.no_hacking_check(), &result);
-    if (!options_.trace_archive.empty()) {
-      archive_trace(trace_file, exit_info.trace_key(), options_.trace_archive, request.request_id());
-      // The reference runner's own (its key is nobody's): its kernels beside the candidate's,
-      // for bench/identity_kernels.py.
-      std::error_code ignored;
-      std::string name = request.request_id();
-      std::replace(name.begin(), name.end(), '/', '_');
-      fs::copy_file(workdir / "reference" / "trace.jsonl", fs::path(options_.trace_archive) / (name + ".reference.jsonl"),
-                    fs::copy_options::overwrite_existing, ignored);
-    }
+    if (!options_.trace_archive.empty())
+      archive_trace(workdir, exit_info.trace_key(), options_.trace_archive, request.request_id());
     (*result.mutable_harness_seconds())["trace_check"] =
         std::chrono::duration<double>(clock_type::now() - trace_started).count();
   }

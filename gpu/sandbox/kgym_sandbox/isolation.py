@@ -102,11 +102,8 @@ class _CapData(ctypes.Structure):
 
 
 def _last_capability() -> int:
-    try:
-        with open("/proc/sys/kernel/cap_last_cap") as f:
-            return int(f.read())
-    except (OSError, ValueError):
-        return 63
+    text = _read("/proc/sys/kernel/cap_last_cap")
+    return int(text) if text.isdigit() else 63
 
 
 def drop_capabilities() -> bool:
@@ -138,9 +135,8 @@ def _fork_into_new_pid_namespace() -> int:
     call keeps the GIL (PyDLL)."""
     python = ctypes.pythonapi
     python.PyOS_BeforeFork()
-    pid = _libc_keeping_gil.syscall(ctypes.c_long(SYS_CLONE),
-                                                    ctypes.c_ulong(CLONE_NEWPID | signal.SIGCHLD),
-                                                    None, None, None, None)
+    pid = _libc_keeping_gil.syscall(ctypes.c_long(SYS_CLONE), ctypes.c_ulong(CLONE_NEWPID | signal.SIGCHLD),
+                                    None, None, None, None)
     if pid == 0:
         python.PyOS_AfterFork_Child()
         return 0
