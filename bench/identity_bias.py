@@ -6,10 +6,13 @@ identity answer many times under each of several variants of `kgym check` (round
 variants, so a drift of the machine falls on all of them alike) and prints, per task and
 variant, the speedups' mean and spread across evaluations, beside the spread the evaluations
 themselves claimed (`speedup_rse`): an error fixed within an evaluation but changing between
-them shows as a spread far above the rse. Variants: `traced` (as users run it) and `untraced`
+them shows as a spread far above the rse. Variants: `traced` (as users run it), `untraced`
 (`--no-cupti`: no CUPTI in the candidate's process, the one thing its process has and the
-reference runner's has not). Also the speedup with the request cost left on (`raw`): if that
-spreads less, the cost's estimate is what moves.
+reference runner's has not), `swapped` (the candidate's and the reference runner's timing cores
+exchanged: a bias that changes sign with it follows the cores, not the sides) and `unpinned`
+(no timing cores: every process where the OS puts it, waiting for requests by polling). Also
+the speedup with the request cost left on (`raw`): if that spreads less, the cost's estimate is
+what moves.
 
     python3 bench/identity_bias.py --kernelbench ../shared/kernelbench --level 2 --only 1,69,93 --rounds 3 --per-round 2
 """
@@ -23,7 +26,23 @@ import judge_split_bench
 import kernelbench_tasks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VARIANTS = {"traced": [], "untraced": ["--no-cupti"]}
+
+
+def default_timing_cores() -> list:
+    """The judge's, the candidate's and the reference runner's cores as the executor picks them
+    for GPU 0 (sandbox_process.cpp, timing_cores_for): the last three cores this process may use."""
+    allowed = sorted(os.sched_getaffinity(0))
+    return allowed[-3:] if len(allowed) >= 5 else []
+
+
+def swapped_cores() -> str:
+    cores = default_timing_cores()
+    return f"{cores[0]},{cores[2]},{cores[1]}" if cores else "none"
+
+
+# name -> (more options of kgym check, more environment)
+VARIANTS = {"traced": ([], {}), "untraced": (["--no-cupti"], {}),
+            "swapped": ([], {"KGYM_TIMING_CORES": swapped_cores()}), "unpinned": ([], {"KGYM_TIMING_CORES": "none"})}
 
 
 def raw_speedup(r: dict) -> float:
@@ -54,11 +73,11 @@ def main():
     parser.add_argument("--only", required=True, help="problem numbers, e.g. 1,69,93")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--per-round", type=int, default=2, help="evaluations of each task per variant and round")
-    parser.add_argument("--variant", action="append", choices=sorted(VARIANTS), help="default: all")
+    parser.add_argument("--variant", action="append", choices=sorted(VARIANTS), help="default: traced, untraced")
     parser.add_argument("--out", help="every ExecResult, JSON lines")
     args = parser.parse_args()
     only = {int(n) for n in args.only.split(",")}
-    variants = args.variant or sorted(VARIANTS)
+    variants = args.variant or ["traced", "untraced"]
     results = {v: [] for v in variants}
     with tempfile.TemporaryDirectory() as workdir:
         tasks = [kernelbench_tasks.identity_task(p, args.level, workdir)
@@ -66,7 +85,8 @@ def main():
                  if int(os.path.basename(p).split("_")[0]) in only]
         for round_ in range(args.rounds):
             for v in (variants if round_ % 2 == 0 else variants[::-1]):
-                rows = judge_split_bench.run(args.kgym, tasks, "cuda", args.per_round, VARIANTS[v])
+                options, env = VARIANTS[v]
+                rows = judge_split_bench.run(args.kgym, tasks, "cuda", args.per_round, options, env)
                 results[v] += rows
                 print(f"round {round_ + 1}/{args.rounds} {v}: " + ", ".join(
                     f"{r.get('task_id')} {r.get('speedup', 0):.4f}" for r in rows), flush=True)

@@ -5,7 +5,9 @@ kernels took per timed batch (phase "batch" to "idle" on its trace: kernels, cop
 merged where they overlap), the ratio of the two sides' interquartile means beside the speedup the
 judge's clock gave. If the kernel ratio moves with the speedup from evaluation to evaluation, the
 bias is in the GPU's execution (where each process's memory lies, what its libraries chose); if
-the kernels agree while the speedup moves, it is in the requests around them.
+the kernels agree while the speedup moves, it is in the requests around them. The gaps column:
+each side's median per batch of the time inside its span where the GPU ran nothing of its
+(span less busy time: the host's launches and synchronisations inside a forward).
 
     KGYM_TRACE_ARCHIVE=/tmp/traces build/kgym check --device cuda --json --no-hacking-check \
         --task TASK --candidate identity ... > results.jsonl
@@ -72,8 +74,9 @@ def main() -> None:
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     archive, results = sys.argv[1], sys.argv[2]
-    print("| task | request | speedup (judge's clock) | kernel busy ratio (ref / cand) | kernel span ratio | batches ref / cand |")
-    print("|---|---|---|---|---|---|")
+    print("| task | request | speedup (judge's clock) | kernel busy ratio (ref / cand) | kernel span ratio | "
+          "gaps per batch us ref / cand | batches ref / cand |")
+    print("|---|---|---|---|---|---|---|")
     for line in open(results):
         if not line.startswith("{"):
             continue
@@ -85,12 +88,15 @@ def main() -> None:
         # The reference runner also answers single-call requests (the request cost's measure):
         # keep the windows near each side's median, the k-call batches.
         keep = lambda xs: [x for x in xs if x > 0.6 * statistics.median(xs)] if xs else []  # noqa: E731
-        ratios = []
+        ratios, gaps = [], []
+        for path in (ref_path, cand_path):
+            busy, span = batch_busy(path), batch_busy(path, span=True)
+            gaps.append(statistics.median([s - b for b, s in zip(busy, span) if b > 0.6 * statistics.median(busy)] or [0]))
         for span in (False, True):
             cand, ref = keep(batch_busy(cand_path, span)), keep(batch_busy(ref_path, span))
             ratios.append(iqm(ref) / iqm(cand) if cand and ref else float("nan"))
         print(f"| {r.get('task_id', '?')} | {name} | {r.get('speedup', 0):.4f} | {ratios[0]:.4f} | {ratios[1]:.4f} | "
-              f"{len(ref)} / {len(cand)} |")
+              f"{gaps[0] / 1e3:.0f} / {gaps[1] / 1e3:.0f} | {len(ref)} / {len(cand)} |")
 
 
 if __name__ == "__main__":

@@ -34,14 +34,15 @@ def identity_tasks(kernelbench: str, levels: list, stride: int, workdir: str) ->
     return dirs
 
 
-def run(kgym: str, tasks: list, device: str, candidates: int = 2, extra: tuple = ()) -> list:
+def run(kgym: str, tasks: list, device: str, candidates: int = 2, extra: tuple = (), env: dict = None) -> list:
     """The identity answer `candidates` times on each task in one `kgym check` (`extra`: more of
-    its options); the first result of all is left out: it also started the sandbox."""
+    its options, `env`: more environment); the first result of all is left out: it also started
+    the sandbox."""
     command = [kgym, "check", "--device", device, "--json", "--no-hacking-check", *extra]
     command += ["--candidate", "identity"] * candidates
     for task in tasks:
         command += ["--task", task]
-    out = subprocess.run(command, capture_output=True, text=True, timeout=3000)
+    out = subprocess.run(command, capture_output=True, text=True, timeout=3000, env={**os.environ, **(env or {})})
     results = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     if not results:
         sys.exit(f"{kgym} printed no result: {out.stderr[-2000:]}")

@@ -108,6 +108,7 @@ std::string evaluation_log(const fs::path& workdir) {
 void archive_trace(const fs::path& workdir, const std::string& key_hex, const fs::path& archive, std::string name) {
   std::replace(name.begin(), name.end(), '/', '_');
   std::error_code ignored;
+  fs::create_directories(archive, ignored);
   fs::copy_file(workdir / "candidate" / "trace.jsonl", archive / (name + ".jsonl"), fs::copy_options::overwrite_existing,
                 ignored);
   std::ofstream(archive / (name + ".key")) << key_hex << "\n";
