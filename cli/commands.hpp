@@ -14,5 +14,6 @@ int run_top(const std::vector<std::string>& argv);
 int run_serve(const std::vector<std::string>& argv);
 int run_worker(const std::vector<std::string>& argv);
 int run_eval(const std::vector<std::string>& argv);
+int run_web(const std::vector<std::string>& argv);
 
 }  // namespace kgym::cli

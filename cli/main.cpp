@@ -18,6 +18,7 @@ commands:
   train    train the embedded policy with multi-turn RL through the actor pipeline (the main job)
   report   a training run's metrics as a table and a plot (PNG)
   top      a live view of a running training's episodes
+  web      a training run in the browser: curves, episodes, each turn (live while it trains)
   serve    the evaluation API for RL frameworks (ZeroMQ) and the control plane workers join
   worker   add this node's GPUs or CPU slots to a running kgym serve
   eval     a policy on a task suite (or KernelBench levels) with N turns: Fast@1, Fast@1.2, hacks
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
       {"serve", kgym::cli::run_serve},
       {"worker", kgym::cli::run_worker},
       {"eval", kgym::cli::run_eval},
+      {"web", kgym::cli::run_web},
   };
   auto it = commands.find(args[0]);
   if (it == commands.end()) {

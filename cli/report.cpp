@@ -5,7 +5,7 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
-#include "report/line_charts.hpp"
+#include "report/metric_panels.hpp"
 #include "pipeline/run_dir.hpp"
 
 namespace kgym::cli {
@@ -19,28 +19,6 @@ writes its curves to DIR/curves.png (or FILE): mean reward; Fast@1 and Fast@1.2 
 last turn and best of history; hacked, cheating and lazy shares; coverage and correctness;
 MRS/PRS rejection rates; throughput.
 )";
-
-std::vector<plot_panel> panels(const std::vector<IterationMetrics>& lines) {
-  auto series = [&](const std::string& name, double (IterationMetrics::*field)() const) {
-    plot_series s{name, {}};
-    for (const auto& m : lines)
-      s.values.push_back((m.*field)());
-    return s;
-  };
-  using M = IterationMetrics;
-  return {
-      {"mean reward per turn", {series("reward", &M::mean_reward)}},
-      {"Fast@p (share of episodes)",
-       {series("fast@1 last", &M::fast1_last), series("fast@1.2 last", &M::fast1_2_last),
-        series("fast@1.2 best", &M::fast1_2_best)}},
-      {"cheating and laziness (share of turns)",
-       {series("hacked", &M::hack_rate), series("cheat", &M::cheat_share), series("lazy", &M::lazy_share)}},
-      {"correctness and coverage", {series("correct", &M::correct_rate), series("coverage", &M::mean_coverage)}},
-      {"learner filters (share of turns removed)",
-       {series("mrs", &M::mrs_rejected_rate), series("prs", &M::prs_rejected_rate)}},
-      {"throughput", {series("episodes/s", &M::episodes_per_s)}},
-  };
-}
 
 }  // namespace
 
@@ -63,7 +41,7 @@ int run_report(const std::vector<std::string>& argv) {
                 m.fast1_2_last(), m.fast1_2_best(), m.hack_rate(), m.cheat_share(), m.lazy_share(),
                 m.mean_coverage(), m.mrs_rejected_rate(), m.prs_rejected_rate(), m.episodes_per_s());
   std::string png = a.get("png", (std::filesystem::path(dir) / "curves.png").string());
-  write_line_charts_png(png, panels(lines));
+  write_line_charts_png(png, plot_panels(metric_panels(), lines));
   std::cout << "curves: " << png << "\n";
   return 0;
 }

@@ -9,12 +9,15 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
+#include <optional>
 
 #include "actors/inference.hpp"
 #include "actors/scheduler.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_setup.hpp"
 #include "cli/sandbox_options.hpp"
+#include "cli/web_view.hpp"
 #include "messages/json.hpp"
 #include "pipeline/embedded_programs.hpp"
 #include "pipeline/episode_store.hpp"
@@ -65,12 +68,15 @@ options:
   --python PATH          the Python with torch and triton (default: python3, or $KGYM_PYTHON)
   --no-cupti             on cuda, do not inject the CUPTI profiler
   --quiet                no progress lines (the log file still gets them)
+  --web [HOST:]PORT      serve the run's live view to a browser there (kgym web --help; port 0:
+                         any free one, written to DIR/web.port); beyond loopback it needs a
+                         secret in $KGYM_WEB_SECRET (or --web-secret-env NAME)
 )";
 
 }  // namespace
 
 int run_train(const std::vector<std::string>& argv) {
-  args a = parse_run_args(argv, {"run-dir", "resume"}, {"help", "print-config"});
+  args a = parse_run_args(argv, {"run-dir", "resume", "web", "web-secret-env"}, {"help", "print-config"});
   if (a.has("help")) {
     std::cout << train_help << policy_flags_help;
     return 0;
@@ -94,6 +100,9 @@ int run_train(const std::vector<std::string>& argv) {
   }
   if (config.policy() == "openai")
     check_openai_server(config.openai());
+  std::optional<web::web_options> web_view;
+  if (a.has("web"))
+    web_view = web_listen_options(a.get("web"), a);  // a wrong address fails before the run starts
 
   // The tasks and the embedded policy's programs for them.
   auto suite = load_embedded_suite(std::vector<std::string>{config.tasks_dir()}, {config.tasks().begin(), config.tasks().end()},
@@ -147,9 +156,14 @@ int run_train(const std::vector<std::string>& argv) {
     std::ofstream(run_dir::monitor_port_path(dir)) << *port << "\n";
   else
     spdlog::warn("the monitor is not reachable by kgym top: {}", system.render(port.error()));
+  std::unique_ptr<web::web_server> web;
+  if (web_view)
+    web = start_web_view(dir, *web_view, monitor_live_view(system, p.services.monitor), run_dir::web_port_path(dir));
 
   auto outcome = run_to_end(system, plan, p);
   std::filesystem::remove(run_dir::monitor_port_path(dir));
+  web.reset();
+  std::filesystem::remove(run_dir::web_port_path(dir));
   if (!outcome) {
     progress_log()->error("run {} failed: {}", dir, system.render(outcome.error()));
     return 1;

@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 DEBS="cmake g++ make libcaf-dev libprotobuf-dev protobuf-compiler libzmq3-dev cppzmq-dev libspdlog-dev zlib1g-dev
-      libgtest-dev libsqlite3-dev libsimdjson-dev libssl-dev openssl libcpp-httplib-dev pkg-config python3-matplotlib"
+      libgtest-dev libsqlite3-dev libsimdjson-dev libssl-dev openssl libcpp-httplib-dev pkg-config python3-matplotlib libjs-dygraphs
+      chromium chromium-driver"
 if ! dpkg -s $DEBS >/dev/null 2>&1; then
   echo "kgym setup: installing Debian packages"
   sudo_if_needed apt-get update -qq
@@ -19,14 +20,14 @@ fi
 PYTHON=${KGYM_PYTHON:-python3}
 if ! "$PYTHON" - <<'PY' 2>/dev/null
 import re, sys, importlib.metadata as md
-text = open("deploy/requirements-sandbox.txt").read() + open("deploy/requirements-client.txt").read()
+text = "".join(open("deploy/requirements-" + name + ".txt").read() for name in ("sandbox", "client", "browser-test"))
 want = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", text, re.M))
 sys.exit(any(md.version(name) != version for name, version in want.items()))
 PY
 then
   echo "kgym setup: installing the sandbox's Python packages into $PYTHON (this takes a minute)"
   "$PYTHON" -m pip install -q --disable-pip-version-check -r deploy/requirements-sandbox.txt \
-    -r deploy/requirements-client.txt
+    -r deploy/requirements-client.txt -r deploy/requirements-browser-test.txt
 fi
 
 # The reference trainer and model server (deploy/trainer/): torch from Debian (CPU), transformers

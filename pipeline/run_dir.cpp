@@ -17,6 +17,7 @@ std::string config_path(const std::string& dir) { return (fs::path(dir) / "confi
 std::string episodes_path(const std::string& dir) { return (fs::path(dir) / "episodes.pb").string(); }
 std::string metrics_path(const std::string& dir) { return (fs::path(dir) / "metrics.jsonl").string(); }
 std::string monitor_port_path(const std::string& dir) { return (fs::path(dir) / "monitor.port").string(); }
+std::string web_port_path(const std::string& dir) { return (fs::path(dir) / "web.port").string(); }
 std::string log_path(const std::string& dir) { return (fs::path(dir) / "train.log").string(); }
 
 namespace {

@@ -4,6 +4,7 @@
 //   metrics.jsonl     one IterationMetrics per trained iteration
 //   checkpoints/      policy-<version>.pb, written atomically (temp file + rename)
 //   monitor.port      where `kgym top` finds the run's monitor actor (loopback)
+//   web.port          where `kgym train --web` serves the run's browser view (while it runs)
 //   train.log         the run's log
 #pragma once
 
@@ -19,6 +20,7 @@ std::string config_path(const std::string& dir);
 std::string episodes_path(const std::string& dir);
 std::string metrics_path(const std::string& dir);
 std::string monitor_port_path(const std::string& dir);
+std::string web_port_path(const std::string& dir);
 std::string log_path(const std::string& dir);
 
 // Makes the directory and writes config.json; refuses a directory that already holds a run.

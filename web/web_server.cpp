@@ -1,0 +1,321 @@
+#include "web/web_server.hpp"
+
+#include <chrono>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "messages/json.hpp"
+#include "report/metric_panels.hpp"
+#include "service/eval_api.hpp"
+#include "web/episode_query.hpp"
+#include "web/page_assets.hpp"
+
+namespace kgym::web {
+
+namespace {
+
+// No inline script or style, nothing from elsewhere: an untrusted program shown on the page
+// cannot run, even where the page's own code would slip.
+constexpr const char* content_security_policy =
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+constexpr const char* key_cookie = "kgym_web_key";
+constexpr double live_cache_s = 0.5;  // browsers' polls within it share one monitor request
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void send_json(httplib::Response& res, const google::protobuf::Message& message) {
+  res.set_header("Cache-Control", "no-store");
+  res.set_content(to_json(message), "application/json");
+}
+
+void send_error(httplib::Response& res, int status, const std::string& text) {
+  WebError error;
+  error.set_error(text);
+  res.status = status;
+  res.set_header("Cache-Control", "no-store");
+  res.set_content(to_json(error), "application/json");
+}
+
+std::string read_whole(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return "";
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+std::string cookie_value(const httplib::Request& req, const std::string& name) {
+  std::string cookies = req.get_header_value("Cookie");
+  size_t at = 0;
+  while (at < cookies.size()) {
+    size_t end = cookies.find(';', at);
+    std::string part = cookies.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    size_t first = part.find_first_not_of(' ');
+    part = first == std::string::npos ? "" : part.substr(first);
+    if (part.compare(0, name.size() + 1, name + "=") == 0)
+      return part.substr(name.size() + 1);
+    if (end == std::string::npos)
+      break;
+    at = end + 1;
+  }
+  return "";
+}
+
+std::string event(const std::string& name, const google::protobuf::Message& data) {
+  return "event: " + name + "\ndata: " + to_json(data) + "\n\n";
+}
+
+}  // namespace
+
+web_server::web_server(const std::string& run_dir, web_options options, live_view live)
+    : options_(std::move(options)), live_(std::move(live)), index_(run_dir) {
+  if (!is_loopback_host(options_.host) && options_.secret.empty())
+    throw std::invalid_argument("refusing to serve the run's view on " + options_.host +
+                                " without a secret: set one (its environment variable), or listen on 127.0.0.1");
+  // Event streams hold a thread each: room for them beside the page's own calls.
+  const size_t threads = options_.max_event_streams + 8;
+  server_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server_.set_payload_max_length(1 << 16);  // read-only: no request carries a body worth the name
+  server_.set_default_headers({{"Content-Security-Policy", content_security_policy},
+                               {"X-Content-Type-Options", "nosniff"},
+                               {"Referrer-Policy", "no-referrer"},
+                               {"X-Frame-Options", "DENY"}});
+  routes();
+  port_ = options_.port == 0 ? server_.bind_to_any_port(options_.host)
+                             : (server_.bind_to_port(options_.host, options_.port) ? options_.port : -1);
+  if (port_ <= 0)
+    throw std::runtime_error("cannot serve the run's view on " + options_.host + ":" + std::to_string(options_.port) +
+                             " (is the port taken, or the address not this machine's?)");
+  thread_ = std::thread([this] { server_.listen_after_bind(); });
+}
+
+web_server::~web_server() {
+  stopping_ = true;
+  server_.stop();
+  if (thread_.joinable())
+    thread_.join();
+}
+
+std::optional<MonitorView> web_server::monitor_view() {
+  if (!live_)
+    return std::nullopt;
+  std::lock_guard<std::mutex> lock(live_mutex_);
+  if (live_cached_at_ < 0 || now_s() - live_cached_at_ > live_cache_s) {
+    live_cache_ = live_();
+    live_cached_at_ = now_s();
+  }
+  return live_cache_;
+}
+
+web_server::snapshot web_server::current() {
+  snapshot s;
+  std::set<std::string> tasks;
+  auto view = monitor_view();
+  {
+    std::lock_guard<std::mutex> lock(index_mutex_);
+    index_.refresh();
+    s.run.set_run_dir(index_.dir());
+    *s.run.mutable_config() = index_.config();
+    s.run.set_iterations(static_cast<int64_t>(index_.metrics().size()));
+    if (!index_.metrics().empty())
+      *s.run.mutable_latest() = index_.metrics().back();
+    s.run.set_episodes_finished(static_cast<int64_t>(index_.finished().size()));
+    s.run.set_policy_version(s.run.latest().policy_version());
+    tasks = index_.tasks();
+  }
+  if (view) {
+    s.run.set_live(true);
+    s.run.set_policy_version(view->policy_version());
+    for (const auto& status : view->running()) {
+      s.running.push_back(summarize(status));
+      tasks.insert(status.task_id());
+    }
+  }
+  for (const auto& task : tasks)
+    s.run.add_tasks(task);
+  const auto* verdicts = Verdict_descriptor();
+  for (int i = 0; i < verdicts->value_count(); ++i)
+    if (verdicts->value(i)->number() != VERDICT_UNSPECIFIED)
+      s.run.add_verdicts(verdicts->value(i)->name());
+  s.run.set_episodes_running(static_cast<int32_t>(s.running.size()));
+  for (const auto& panel : metric_panels())
+    *s.run.add_panels() = panel;
+  return s;
+}
+
+bool web_server::authorized(const httplib::Request& req, httplib::Response& res) const {
+  if (options_.secret.empty())
+    return true;
+  std::string bearer = req.get_header_value("Authorization");
+  if (bearer.rfind("Bearer ", 0) == 0 && secrets_equal(bearer.substr(7), options_.secret))
+    return true;
+  if (secrets_equal(cookie_value(req, key_cookie), options_.secret))
+    return true;
+  if (req.has_param("key") && secrets_equal(req.get_param_value("key"), options_.secret)) {
+    // Once, from the link the user was given; the browser then carries it as a cookie that
+    // scripts cannot read and other sites cannot send.
+    res.set_header("Set-Cookie", std::string(key_cookie) + "=" + options_.secret +
+                                     "; HttpOnly; SameSite=Strict; Path=/");
+    return true;
+  }
+  send_error(res, 401, "this view requires its secret: open it with ?key=<secret> once, or send "
+                       "Authorization: Bearer <secret>");
+  return false;
+}
+
+void web_server::routes() {
+  auto guarded = [this](auto handler) {
+    return [this, handler](const httplib::Request& req, httplib::Response& res) {
+      if (authorized(req, res))
+        handler(req, res);
+    };
+  };
+  for (const auto& asset : page_assets()) {
+    auto serve = guarded([&asset](const httplib::Request&, httplib::Response& res) {
+      res.set_content(asset.body, asset.content_type.c_str());
+    });
+    server_.Get(asset.path, serve);
+    if (asset.path == "/index.html")
+      server_.Get("/", serve);
+  }
+  for (const auto& [name, type] : {std::pair<std::string, std::string>{"dygraph.min.js", "text/javascript"},
+                                   {"dygraph.min.css", "text/css"}}) {
+    std::string body = read_whole(options_.asset_dir + "/" + name);
+    std::string missing = options_.asset_dir + "/" + name + " is missing: install Debian's libjs-dygraphs";
+    server_.Get("/lib/" + name, guarded([body, type = type, missing](const httplib::Request&, httplib::Response& res) {
+      if (body.empty())
+        send_error(res, 404, missing);
+      else
+        res.set_content(body, type.c_str());
+    }));
+  }
+  server_.Get("/api/run", guarded([this](const httplib::Request&, httplib::Response& res) {
+    send_json(res, current().run);
+  }));
+  server_.Get("/api/metrics", guarded([this](const httplib::Request& req, httplib::Response& res) {
+    std::string since_text = req.get_param_value("since");
+    int64_t since = 0;
+    if (!since_text.empty()) {
+      try {
+        since = std::stoll(since_text);
+      } catch (const std::exception&) {
+        since = -1;
+      }
+      if (since < 0)
+        return send_error(res, 400, "since must be a line number (0 or more)");
+    }
+    MetricsSeries series;
+    series.set_since(since);
+    std::lock_guard<std::mutex> lock(index_mutex_);
+    index_.refresh();
+    for (size_t i = static_cast<size_t>(since); i < index_.metrics().size(); ++i)
+      *series.add_iterations() = index_.metrics()[i];
+    send_json(res, series);
+  }));
+  server_.Get("/api/episodes", guarded([this](const httplib::Request& req, httplib::Response& res) {
+    std::map<std::string, std::string> query(req.params.begin(), req.params.end());
+    query.erase("key");
+    std::string error;
+    auto filter = parse_filter(query, &error);
+    if (!filter)
+      return send_error(res, 400, error);
+    snapshot s = current();
+    std::lock_guard<std::mutex> lock(index_mutex_);
+    send_json(res, select(s.running, index_.finished(), *filter));
+  }));
+  server_.Get(R"(/api/episodes/(.+))", guarded([this](const httplib::Request& req, httplib::Response& res) {
+    std::string id = req.matches[1];
+    std::optional<Episode> episode;
+    {
+      std::lock_guard<std::mutex> lock(index_mutex_);
+      index_.refresh();
+      episode = index_.episode(id);
+    }
+    if (!episode)
+      return send_error(res, 404, "no finished episode '" + id + "' in this run (a running one is listed by "
+                                  "/api/episodes?state=running; its turns are stored when it finishes)");
+    send_json(res, *episode);
+  }));
+  server_.Get("/api/events", guarded([this](const httplib::Request& req, httplib::Response& res) {
+    stream_events(req, res);
+  }));
+  server_.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (res.body.empty())
+      send_error(res, res.status, res.status == 404 ? "no such page: see / for the view and /api/... for its data"
+                                                    : "the request was refused (" + std::to_string(res.status) + ")");
+  });
+}
+
+void web_server::stream_events(const httplib::Request&, httplib::Response& res) {
+  if (event_streams_.fetch_add(1) >= options_.max_event_streams) {
+    event_streams_.fetch_sub(1);
+    return send_error(res, 503, "too many open event streams (" + std::to_string(options_.max_event_streams) +
+                                "): close a tab, or poll /api/run and /api/episodes");
+  }
+  struct cursor {
+    size_t metrics = 0, finished = 0;
+    std::string running, run;
+    bool first = true;
+  };
+  auto at = std::make_shared<cursor>();
+  res.set_header("Cache-Control", "no-store");
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [this, at](size_t, httplib::DataSink& sink) {
+        if (!at->first) {  // one tick between updates, in steps short enough to stop promptly
+          for (double waited = 0; waited < options_.event_interval_s && !stopping_; waited += 0.05)
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        if (stopping_)
+          return false;
+        snapshot s = current();
+        std::string out;
+        {
+          std::lock_guard<std::mutex> lock(index_mutex_);
+          if (index_.metrics().size() < at->metrics)
+            at->metrics = 0;  // a resumed run rewrote its metrics: send them again
+          if (index_.metrics().size() > at->metrics) {
+            MetricsSeries series;
+            series.set_since(static_cast<int64_t>(at->metrics));
+            for (size_t i = at->metrics; i < index_.metrics().size(); ++i)
+              *series.add_iterations() = index_.metrics()[i];
+            at->metrics = index_.metrics().size();
+            out += event("metrics", series);
+          }
+          std::string running = to_json(select(s.running, {}, episode_filter{EPISODE_RUNNING, "", VERDICT_UNSPECIFIED,
+                                                                             max_episode_limit}));
+          if (index_.finished().size() != at->finished || running != at->running) {
+            EpisodeList list;
+            for (const auto& r : s.running)
+              *list.add_episodes() = r;
+            for (size_t i = std::min(at->finished, index_.finished().size()); i < index_.finished().size(); ++i)
+              *list.add_episodes() = index_.finished()[i];
+            list.set_matched(list.episodes_size());
+            list.set_finished_stored(static_cast<int64_t>(index_.finished().size()));
+            at->finished = index_.finished().size();
+            at->running = running;
+            out += event("episodes", list);
+          }
+        }
+        std::string run = to_json(s.run);
+        if (run != at->run) {
+          at->run = run;
+          out += event("run", s.run);
+        }
+        if (at->first)
+          out = "retry: 2000\n\n" + out;
+        at->first = false;
+        if (out.empty())
+          out = ": tick\n\n";  // a comment: finds a closed connection, keeps proxies from timing out
+        return sink.write(out.data(), out.size());
+      },
+      [this](bool) { event_streams_.fetch_sub(1); });
+}
+
+}  // namespace kgym::web

@@ -1,0 +1,80 @@
+// The browser view of a training run: a page and its JSON API over HTTP (cpp-httplib),
+// read-only. It reads the run directory (run_index) and, while the run trains, the running
+// episodes from its monitor (`live`). Every answer carries a Content-Security-Policy that
+// allows no inline script: the page renders programs, messages and evidence (untrusted text)
+// as text only.
+//
+//   GET /                      the page (web/page/)
+//   GET /api/run               RunView: config, state, latest metrics, the charts to draw
+//   GET /api/metrics?since=N   MetricsSeries: iterations from line N on
+//   GET /api/episodes?state=running|finished&task=&verdict=&limit=   EpisodeList
+//   GET /api/episodes/<id>     Episode: every turn (prompt, answer, verdict, evidence, reward)
+//   GET /api/events            server-sent events: "metrics" (MetricsSeries of the new
+//                              iterations), "episodes" (EpisodeList: every running episode and
+//                              the newly finished), "run" (RunView) as they change
+#pragma once
+
+#include <httplib.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "messages/kgym.pb.h"
+#include "web/run_index.hpp"
+
+namespace kgym::web {
+
+// The running episodes as the run's monitor sees them; nullopt when no monitor answers (the
+// run has ended, or was never live).
+using live_view = std::function<std::optional<MonitorView>()>;
+
+struct web_options {
+  std::string host = "127.0.0.1";
+  int port = 0;                  // 0: any free port (port() says which)
+  std::string secret;            // required beyond loopback: Bearer, cookie, or ?key= once
+  size_t max_event_streams = 16;  // open /api/events at once; more get 503
+  double event_interval_s = 1.0;
+  std::string asset_dir = "/usr/share/javascript/dygraphs";  // Debian's libjs-dygraphs
+};
+
+class web_server {
+ public:
+  // Reads the run (throws std::invalid_argument when `run_dir` holds none), binds (throws
+  // std::runtime_error naming the address when it cannot) and serves on threads of its own.
+  web_server(const std::string& run_dir, web_options options, live_view live = {});
+  ~web_server();
+  web_server(const web_server&) = delete;
+  web_server& operator=(const web_server&) = delete;
+  int port() const { return port_; }
+
+ private:
+  struct snapshot {
+    RunView run;
+    std::vector<EpisodeSummary> running;
+  };
+  snapshot current();  // refreshes the index (under the lock) and asks the monitor
+  std::optional<MonitorView> monitor_view();
+  bool authorized(const httplib::Request& req, httplib::Response& res) const;
+  void routes();
+  void stream_events(const httplib::Request& req, httplib::Response& res);
+
+  web_options options_;
+  live_view live_;
+  std::mutex index_mutex_;
+  run_index index_;
+  std::mutex live_mutex_;
+  std::optional<MonitorView> live_cache_;
+  double live_cached_at_ = -1;
+  std::atomic<size_t> event_streams_{0};
+  std::atomic<bool> stopping_{false};
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+}  // namespace kgym::web
