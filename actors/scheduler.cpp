@@ -46,6 +46,41 @@ struct pending {
   ExecRequest request;
   std::string key;
   std::chrono::steady_clock::time_point deadline{};  // once placed (placement_deadline)
+  bool builds_extensions = false;  // uses_extensions(its source), read once
+};
+
+// The requests waiting for an executor, in arrival order (lost work goes back to the front).
+// It counts those that build CUDA extensions, so looking for one costs nothing while there is
+// none: a scan of the source of every queued request at every placement made 10,000 queued
+// requests quadratic (control_plane_bench: minutes instead of seconds).
+class request_queue {
+ public:
+  using iterator = std::deque<pending>::iterator;
+  void push_back(pending p) {
+    building_ += p.builds_extensions;
+    items_.push_back(std::move(p));
+  }
+  void push_front(pending p) {
+    building_ += p.builds_extensions;
+    items_.push_front(std::move(p));
+  }
+  iterator erase(iterator it) {
+    building_ -= it->builds_extensions;
+    return items_.erase(it);
+  }
+  iterator begin() { return items_.begin(); }
+  iterator end() { return items_.end(); }
+  size_t size() const { return items_.size(); }
+  // The first request that builds extensions; end() when none does.
+  iterator first_building() {
+    if (building_ == 0)
+      return items_.end();
+    return std::find_if(items_.begin(), items_.end(), [](const pending& p) { return p.builds_extensions; });
+  }
+
+ private:
+  std::deque<pending> items_;
+  size_t building_ = 0;
 };
 
 // Requests an executor may hold beyond the one it evaluates, while it builds their CUDA
@@ -62,7 +97,7 @@ struct executor_entry {
 
 struct scheduler_state {
   std::map<caf::actor_addr, executor_entry> executors;
-  std::deque<pending> queue;
+  request_queue queue;
   std::unordered_map<std::string, std::vector<std::pair<std::string, promise>>> waiting;  // key -> (id, promise)
   bounded_cache<ExecResult> cache;  // evaluation_key -> result, at most scheduler_options.cache_limit
   bool use_cache = true;
@@ -150,7 +185,7 @@ void finish(self_ptr self, const caf::actor_addr& addr, uint64_t token, ExecResu
 // The next queued request for an executor: any, when it has nothing in flight; else (and
 // only `ahead`) one that builds CUDA extensions first, while it has room to build ahead.
 // queue.end(): none.
-std::deque<pending>::iterator next_for(self_ptr self, const executor_entry& e, bool ahead) {
+request_queue::iterator next_for(self_ptr self, const executor_entry& e, bool ahead) {
   auto& queue = self->state.queue;
   if (e.leaving || e.in_flight.size() > build_ahead)
     return queue.end();
@@ -158,8 +193,7 @@ std::deque<pending>::iterator next_for(self_ptr self, const executor_entry& e, b
     return queue.begin();
   if (!ahead)
     return queue.end();
-  return std::find_if(queue.begin(), queue.end(),
-                      [](const pending& p) { return uses_extensions(p.request.candidate().source()); });
+  return queue.first_building();
 }
 
 void place(self_ptr self, bool ahead) {
@@ -313,7 +347,7 @@ scheduler_actor::behavior_type scheduler_impl(self_ptr self, std::vector<gpu_exe
         auto& waiters = self->state.waiting[key];
         waiters.emplace_back(request.request_id(), p);
         if (waiters.size() == 1) {
-          self->state.queue.push_back({request, key});
+          self->state.queue.push_back({request, key, {}, uses_extensions(request.candidate().source())});
           dispatch(self);
         }
         return p;

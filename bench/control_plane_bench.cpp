@@ -2,12 +2,18 @@
 // scheduler, reward, learner, monitor, run_controller) with executors that answer at once,
 // so what is measured is the pipeline itself. Episodes/s, messages/s and memory per
 // episode at 1, 100 and 10,000 concurrent episodes; the baseline, measured in the same run,
-// is a bare CAF request/response loop between two actors.
+// is a bare CAF request/response loop between two actors. Last, the 10,000 case once more with
+// the run's episode store written as `kgym train` writes it, without and then with 5 browsers
+// on the web view (web/): each holds the event stream and fetches the episode table on every
+// "episodes" event, as the page does; the ratio is what watching costs the pipeline.
 #include <caf/all.hpp>
+#include <httplib.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <cstdio>
@@ -24,6 +30,8 @@
 #include "actors/reward.hpp"
 #include "actors/run_controller.hpp"
 #include "actors/scheduler.hpp"
+#include "pipeline/run_dir.hpp"
+#include "web/web_server.hpp"
 #include "pipeline/embedded_programs.hpp"
 #include "pipeline/paths.hpp"
 #include "pipeline/task_loader.hpp"
@@ -84,6 +92,22 @@ double baseline_messages_per_s(caf::actor_system& system, int total, int window)
   return 2.0 * total / seconds;
 }
 
+// A browser on the web view, as web/page/app.js behaves: the event stream open, the episode
+// table fetched again on each "episodes" event. Returns the calls it made.
+long browse(int port, const std::atomic<bool>& done) {
+  long calls = 0;
+  httplib::Client stream("127.0.0.1", port), table("127.0.0.1", port);
+  stream.set_read_timeout(5, 0);
+  while (!done) {
+    stream.Get("/api/events", [&](const char* data, size_t size) {
+      if (std::string(data, size).find("event: episodes") != std::string::npos && table.Get("/api/episodes?limit=200"))
+        ++calls;
+      return !done.load();
+    });
+  }
+  return calls;
+}
+
 struct measurement {
   int concurrency;
   long episodes;
@@ -113,7 +137,7 @@ int main(int argc, char** argv) {
   services.monitor = spawn_monitor(system, "bench", 50);
 
   const int turns = 3;
-  auto run = [&](int concurrency, int group_size, int iterations) {
+  auto run = [&](int concurrency, int group_size, int iterations, const std::string& store = "", int browsers = 0) {
     TrainConfig config = default_train_config();
     config.set_iterations(iterations);
     config.set_group_size(group_size);
@@ -130,6 +154,21 @@ int main(int argc, char** argv) {
     plan.config = config;
     plan.tasks = tasks;
     plan.quiet = true;
+    plan.store_path = store.empty() ? "" : run_dir::episodes_path(store);
+    std::unique_ptr<web::web_server> view;
+    std::atomic<bool> browsing_done{false};
+    std::vector<std::thread> browsing;
+    if (browsers > 0) {
+      view = std::make_unique<web::web_server>(store, web::web_options{}, [&]() -> std::optional<MonitorView> {
+        std::optional<MonitorView> v;
+        caf::scoped_actor asker{system};
+        asker->request(services.monitor, std::chrono::seconds(2), caf::get_atom::value)
+            .receive([&](const MonitorView& m) { v = m; }, [](const caf::error&) {});
+        return v;
+      });
+      for (int b = 0; b < browsers; ++b)
+        browsing.emplace_back([&, port = view->port()] { browse(port, browsing_done); });
+    }
     long before = rss_kb(), peak = before;
     std::atomic<bool> done{false};
     std::thread sampler([&] {
@@ -148,6 +187,10 @@ int main(int argc, char** argv) {
     double seconds = std::chrono::duration<double>(clock_type::now() - start).count();
     done = true;
     sampler.join();
+    browsing_done = true;
+    for (auto& b : browsing)
+      b.join();
+    view.reset();
     self->send_exit(learner, caf::exit_reason::user_shutdown);
     self->send_exit(services.inference, caf::exit_reason::user_shutdown);
     long episodes = static_cast<long>(tasks.size()) * group_size * iterations;
@@ -161,6 +204,16 @@ int main(int argc, char** argv) {
 
   run(100, 10, 2);  // warm-up: the compiler's cache, the allocator
   std::vector<measurement> rows = {run(1, 10, 10), run(100, 10, 10), run(10000, 1000, 2)};
+  // The web view's cost: the same setting with the store written, without and with browsers.
+  namespace fs = std::filesystem;
+  std::vector<measurement> watched;
+  for (int browsers : {0, 5, 5, 0, 0, 5, 5, 0, 0, 5}) {  // balanced: neither side always first
+    std::string store = (fs::temp_directory_path() / ("kgym-cp-bench-" + std::to_string(::getpid()) + "-" +
+                                                      std::to_string(watched.size()))).string();
+    run_dir::create(store, default_train_config());
+    watched.push_back(run(10000, 1000, 2, store, browsers));
+    fs::remove_all(store);
+  }
   double baseline = baseline_messages_per_s(system, 400000, 100);
 
   utsname host{};
@@ -174,6 +227,19 @@ int main(int argc, char** argv) {
     std::printf("%12d %9ld %9.2f %12.0f %14.0f %13.2fx %10.1f\n", r.concurrency, r.episodes, r.seconds,
                 r.episodes_per_s, r.messages_per_s, r.messages_per_s / baseline, r.kb_per_episode);
   std::printf("baseline: request/response between two actors, 100 in flight: %.0f messages/s\n", baseline);
+  std::printf("\nthe web view's cost (10,000 concurrent, episode store written), pairs of runs:\n");
+  std::printf("%6s %16s %16s %8s\n", "pair", "0 browsers ep/s", "5 browsers ep/s", "ratio");
+  std::vector<double> ratios;
+  for (size_t i = 0; i + 1 < watched.size(); i += 2) {
+    // Each pair holds one run without and one with browsers, in either order.
+    const bool first_watched = i % 4 == 2;
+    const auto& none = watched[first_watched ? i + 1 : i];
+    const auto& with = watched[first_watched ? i : i + 1];
+    ratios.push_back(with.episodes_per_s / none.episodes_per_s);
+    std::printf("%6zu %16.0f %16.0f %7.3fx\n", i / 2 + 1, none.episodes_per_s, with.episodes_per_s, ratios.back());
+  }
+  std::sort(ratios.begin(), ratios.end());
+  std::printf("median ratio with 5 browsers: %.3fx (the issue's bound: at least 0.95x)\n", ratios[ratios.size() / 2]);
   for (auto& e : executors)
     anon_send_exit(e, caf::exit_reason::user_shutdown);
   anon_send_exit(services.compiler, caf::exit_reason::user_shutdown);

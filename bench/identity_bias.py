@@ -10,7 +10,8 @@ them shows as a spread far above the rse. Variants: `traced` (as users run it), 
 (`--no-cupti`: no CUPTI in the candidate's process, the one thing its process has and the
 reference runner's has not), `swapped` (the candidate's and the reference runner's timing cores
 exchanged: a bias that changes sign with it follows the cores, not the sides) and `unpinned`
-(no timing cores: every process where the OS puts it, waiting for requests by polling). Also
+(no timing cores: every process where the OS puts it, waiting for requests by polling) and
+`bigbatch` (16 GiB a batch instead of 4: more calls a batch where sets are large). Also
 the speedup with the request cost left on (`raw`): if that spreads less, the cost's estimate is
 what moves.
 
@@ -42,7 +43,8 @@ def swapped_cores() -> str:
 
 # name -> (more options of kgym check, more environment)
 VARIANTS = {"traced": ([], {}), "untraced": (["--no-cupti"], {}),
-            "swapped": ([], {"KGYM_TIMING_CORES": swapped_cores()}), "unpinned": ([], {"KGYM_TIMING_CORES": "none"})}
+            "swapped": ([], {"KGYM_TIMING_CORES": swapped_cores()}), "unpinned": ([], {"KGYM_TIMING_CORES": "none"}),
+            "bigbatch": (["--option", "batch_memory_mb=16384"], {})}
 
 
 def raw_speedup(r: dict) -> float:

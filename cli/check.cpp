@@ -46,6 +46,8 @@ options:
   --disk-mb N            the candidate's private /tmp, /var/tmp and /dev/shm together, a
                          tmpfs as root (default 2048; its pages count against --memory-mb)
   --gpu-sizes            on cpu, run the task at its full (GPU) sizes, ignoring task.json
+  --option NAME=VALUE    any other EvalOptions field (messages/kgym.proto), e.g. min_timed_s=0.25,
+                         batch_memory_mb=16384 (repeatable; VALUE as JSON, else as text)
   --no-hacking-check     record hacking evidence but do not let it change the verdict
                          (an ablation, and how bench/ times the reference against itself)
   --no-cupti             on cuda, do not inject the CUPTI profiler (no coverage, no trace)
@@ -74,7 +76,7 @@ std::vector<std::string> resolve_candidates(const std::string& task_path, const 
 
 int run_check(const std::vector<std::string>& argv) {
   args a(argv, {"task", "candidate", "device", "trials", "atol", "rtol", "timing-reps", "timeout", "memory-mb",
-                "disk-mb", "python", "seed", "precision", "tolerances"},
+                "disk-mb", "python", "seed", "precision", "tolerances", "option"},
          {"json", "gpu-sizes", "verbose", "help", "no-hacking-check", "no-cupti"});
   if (a.has("help")) {
     std::cout << check_help;
@@ -110,6 +112,9 @@ int run_check(const std::vector<std::string>& argv) {
   options.set_disk_limit_mb(static_cast<int64_t>(a.number("disk-mb", 0)));
   options.set_apply_cpu_sizes(!a.has("gpu-sizes"));
   options.set_no_hacking_check(a.has("no-hacking-check"));
+  for (const auto& setting : a.all("option"))
+    if (std::string error = set_field(setting, &options); !error.empty())
+      throw std::invalid_argument("--option " + setting + ": " + error + " (the fields are EvalOptions' in messages/kgym.proto)");
 
   executor_options exec = sandbox_options(a, device == "cuda" ? CUDA : CPU);
 

@@ -3,6 +3,8 @@
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 
+#include <memory>
+
 namespace kgym {
 
 std::string to_json(const google::protobuf::Message& message, bool all_fields) {
@@ -43,6 +45,41 @@ std::string merge_json(const std::string& base, const std::string& overlay, std:
   merge_struct(a, b);
   status = google::protobuf::util::MessageToJsonString(a, merged);
   return status.ok() ? std::string{} : std::string(status.message());
+}
+
+namespace {
+
+// `text` as a JSON string literal, quoted and escaped.
+std::string json_string(const std::string& text) {
+  google::protobuf::Value v;
+  v.set_string_value(text);
+  std::string out;
+  (void)google::protobuf::util::MessageToJsonString(v, &out);
+  return out;
+}
+
+}  // namespace
+
+std::string set_field(const std::string& setting, google::protobuf::Message* message) {
+  auto eq = setting.find('=');
+  if (eq == std::string::npos || eq == 0)
+    return "expected NAME=VALUE";
+  const std::string name = setting.substr(0, eq), value = setting.substr(eq + 1);
+  if (!message->GetDescriptor()->FindFieldByName(name))
+    return "no field '" + name + "' in " + message->GetDescriptor()->name();
+  std::string merged, error;
+  for (const std::string& overlay : {"{\"" + name + "\":" + value + "}", "{\"" + name + "\":" + json_string(value) + "}"}) {
+    std::unique_ptr<google::protobuf::Message> copy(message->New());
+    copy->CopyFrom(*message);
+    error = merge_json(to_json(*message), overlay, &merged);
+    if (error.empty())
+      error = from_json(merged, copy.get());
+    if (error.empty()) {
+      message->CopyFrom(*copy);
+      return "";
+    }
+  }
+  return error;
 }
 
 }  // namespace kgym

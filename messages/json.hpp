@@ -18,6 +18,11 @@ std::string from_json(const std::string& json, google::protobuf::Message* messag
 // `overlay` replaces). Returns the error text, empty on success.
 std::string merge_json(const std::string& base, const std::string& overlay, std::string* merged);
 
+// "NAME=VALUE" (a command line's --option): sets the field NAME of `message` to VALUE, read
+// as JSON (a number, true, an enum's name in quotes) or else as a string. Returns the error
+// text, empty on success; `message` is unchanged on error.
+std::string set_field(const std::string& setting, google::protobuf::Message* message);
+
 }  // namespace kgym
 
 namespace kgym {

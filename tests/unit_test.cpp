@@ -63,6 +63,29 @@ TEST(Json, RejectsUnknownFieldsAndSaysWhich) {
   EXPECT_NE(error.find("speedupp"), std::string::npos) << error;
 }
 
+TEST(Json, SetsOneFieldFromNameEqualsValue) {
+  EvalOptions o;
+  o.set_correctness_trials(3);
+  EXPECT_EQ(set_field("batch_memory_mb=16384", &o), "");
+  EXPECT_EQ(o.batch_memory_mb(), 16384);
+  EXPECT_EQ(set_field("min_timed_s=0.25", &o), "");
+  EXPECT_DOUBLE_EQ(o.min_timed_s(), 0.25);
+  EXPECT_EQ(set_field("precision=BF16", &o), "");  // an enum by its name, unquoted
+  EXPECT_EQ(o.precision(), BF16);
+  EXPECT_EQ(set_field("no_hacking_check=true", &o), "");
+  EXPECT_TRUE(o.no_hacking_check());
+  EXPECT_EQ(o.correctness_trials(), 3);  // the rest stays
+  std::string before = o.SerializeAsString();
+  EXPECT_NE(set_field("batch_memory=1", &o).find("no field 'batch_memory'"), std::string::npos);
+  EXPECT_NE(set_field("correctness_trials=many", &o), "");
+  EXPECT_NE(set_field("=3", &o), "");
+  EXPECT_NE(set_field("seed", &o), "");
+  EXPECT_EQ(o.SerializeAsString(), before);  // unchanged on error
+  Task t;
+  EXPECT_EQ(set_field("id=a \"quoted\" name", &t), "");  // not JSON: taken as text
+  EXPECT_EQ(t.id(), "a \"quoted\" name");
+}
+
 // The bulk reader of trace records reads what from_json reads, as strictly.
 TEST(Json, RecordReaderAgreesWithFromJson) {
   const std::string line =

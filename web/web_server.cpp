@@ -71,6 +71,22 @@ std::string event(const std::string& name, const google::protobuf::Message& data
   return "event: " + name + "\ndata: " + to_json(data) + "\n\n";
 }
 
+// An "episodes" event: the running episodes and those finished since `sent` (at most
+// event_episodes of each: 10,000 running are a count, not a page), `matched` counting all.
+EpisodeList episodes_event(const std::vector<EpisodeSummary>& running, const std::vector<EpisodeSummary>& finished,
+                           size_t sent) {
+  constexpr size_t event_episodes = 200;
+  EpisodeList list;
+  for (size_t i = 0; i < running.size() && i < event_episodes; ++i)
+    *list.add_episodes() = running[i];
+  const size_t from = std::min(sent, finished.size());
+  for (size_t i = finished.size(); i > from && finished.size() - i < event_episodes; --i)
+    *list.add_episodes() = finished[i - 1];  // newest first, as the table
+  list.set_matched(static_cast<int64_t>(running.size() + finished.size() - from));
+  list.set_finished_stored(static_cast<int64_t>(finished.size()));
+  return list;
+}
+
 }  // namespace
 
 web_server::web_server(const std::string& run_dir, web_options options, live_view live)
@@ -102,21 +118,34 @@ web_server::~web_server() {
     thread_.join();
 }
 
-std::optional<MonitorView> web_server::monitor_view() {
-  if (!live_)
-    return std::nullopt;
+std::shared_ptr<const web_server::live_state> web_server::live_now() {
   std::lock_guard<std::mutex> lock(live_mutex_);
-  if (live_cached_at_ < 0 || now_s() - live_cached_at_ > live_cache_s) {
-    live_cache_ = live_();
-    live_cached_at_ = now_s();
+  if (!live_ || (live_cached_at_ >= 0 && now_s() - live_cached_at_ <= live_cache_s))
+    return live_cache_;
+  live_cached_at_ = now_s();
+  std::optional<MonitorView> view = live_();
+  std::string bytes = view ? view->SerializeAsString() : std::string();
+  if (bytes == live_bytes_ && live_cache_->live == view.has_value())
+    return live_cache_;
+  auto next = std::make_shared<live_state>();
+  next->version = live_cache_->version + 1;
+  if (view) {
+    next->live = true;
+    next->policy_version = view->policy_version();
+    for (const auto& status : view->running()) {
+      next->running.push_back(summarize(status));
+      next->tasks.insert(status.task_id());
+    }
   }
+  live_bytes_ = std::move(bytes);
+  live_cache_ = next;
   return live_cache_;
 }
 
 web_server::snapshot web_server::current() {
   snapshot s;
-  std::set<std::string> tasks;
-  auto view = monitor_view();
+  s.live = live_now();
+  std::set<std::string> tasks = s.live->tasks;
   {
     std::lock_guard<std::mutex> lock(index_mutex_);
     index_.refresh();
@@ -127,15 +156,11 @@ web_server::snapshot web_server::current() {
       *s.run.mutable_latest() = index_.metrics().back();
     s.run.set_episodes_finished(static_cast<int64_t>(index_.finished().size()));
     s.run.set_policy_version(s.run.latest().policy_version());
-    tasks = index_.tasks();
+    tasks.insert(index_.tasks().begin(), index_.tasks().end());
   }
-  if (view) {
+  if (s.live->live) {
     s.run.set_live(true);
-    s.run.set_policy_version(view->policy_version());
-    for (const auto& status : view->running()) {
-      s.running.push_back(summarize(status));
-      tasks.insert(status.task_id());
-    }
+    s.run.set_policy_version(s.live->policy_version);
   }
   for (const auto& task : tasks)
     s.run.add_tasks(task);
@@ -143,7 +168,7 @@ web_server::snapshot web_server::current() {
   for (int i = 0; i < verdicts->value_count(); ++i)
     if (verdicts->value(i)->number() != VERDICT_UNSPECIFIED)
       s.run.add_verdicts(verdicts->value(i)->name());
-  s.run.set_episodes_running(static_cast<int32_t>(s.running.size()));
+  s.run.set_episodes_running(static_cast<int32_t>(s.live->running.size()));
   for (const auto& panel : metric_panels())
     *s.run.add_panels() = panel;
   return s;
@@ -227,7 +252,7 @@ void web_server::routes() {
       return send_error(res, 400, error);
     snapshot s = current();
     std::lock_guard<std::mutex> lock(index_mutex_);
-    send_json(res, select(s.running, index_.finished(), *filter));
+    send_json(res, select(s.live->running, index_.finished(), *filter));
   }));
   server_.Get(R"(/api/episodes/(.+))", guarded([this](const httplib::Request& req, httplib::Response& res) {
     std::string id = req.matches[1];
@@ -260,7 +285,8 @@ void web_server::stream_events(const httplib::Request&, httplib::Response& res) 
   }
   struct cursor {
     size_t metrics = 0, finished = 0;
-    std::string running, run;
+    uint64_t live_version = ~uint64_t{0};
+    std::string run;
     bool first = true;
   };
   auto at = std::make_shared<cursor>();
@@ -288,19 +314,10 @@ void web_server::stream_events(const httplib::Request&, httplib::Response& res) 
             at->metrics = index_.metrics().size();
             out += event("metrics", series);
           }
-          std::string running = to_json(select(s.running, {}, episode_filter{EPISODE_RUNNING, "", VERDICT_UNSPECIFIED,
-                                                                             max_episode_limit}));
-          if (index_.finished().size() != at->finished || running != at->running) {
-            EpisodeList list;
-            for (const auto& r : s.running)
-              *list.add_episodes() = r;
-            for (size_t i = std::min(at->finished, index_.finished().size()); i < index_.finished().size(); ++i)
-              *list.add_episodes() = index_.finished()[i];
-            list.set_matched(list.episodes_size());
-            list.set_finished_stored(static_cast<int64_t>(index_.finished().size()));
+          if (index_.finished().size() != at->finished || s.live->version != at->live_version) {
+            out += event("episodes", episodes_event(s.live->running, index_.finished(), at->finished));
             at->finished = index_.finished().size();
-            at->running = running;
-            out += event("episodes", list);
+            at->live_version = s.live->version;
           }
         }
         std::string run = to_json(s.run);

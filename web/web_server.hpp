@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -53,12 +54,21 @@ class web_server {
   int port() const { return port_; }
 
  private:
+  // What the monitor said, summarised once per fetch and shared by every call and stream until
+  // the next (10,000 running episodes are not re-summarised per browser).
+  struct live_state {
+    bool live = false;
+    int64_t policy_version = 0;
+    std::vector<EpisodeSummary> running;
+    std::set<std::string> tasks;
+    uint64_t version = 0;  // changes whenever the running episodes do
+  };
   struct snapshot {
     RunView run;
-    std::vector<EpisodeSummary> running;
+    std::shared_ptr<const live_state> live;
   };
-  snapshot current();  // refreshes the index (under the lock) and asks the monitor
-  std::optional<MonitorView> monitor_view();
+  snapshot current();  // refreshes the index (under the lock) and the monitor's view
+  std::shared_ptr<const live_state> live_now();
   bool authorized(const httplib::Request& req, httplib::Response& res) const;
   void routes();
   void stream_events(const httplib::Request& req, httplib::Response& res);
@@ -68,7 +78,8 @@ class web_server {
   std::mutex index_mutex_;
   run_index index_;
   std::mutex live_mutex_;
-  std::optional<MonitorView> live_cache_;
+  std::shared_ptr<const live_state> live_cache_ = std::make_shared<live_state>();
+  std::string live_bytes_;  // the last view, serialised: a new version only when it differs
   double live_cached_at_ = -1;
   std::atomic<size_t> event_streams_{0};
   std::atomic<bool> stopping_{false};

@@ -137,6 +137,7 @@ class BatchSize(unittest.TestCase):
         self.assertEqual(timing.batch_size(1e-5, 1 << 20), 64)       # capped
         self.assertEqual(timing.batch_size(1e-3, 1 << 30), 4)        # 4 GiB budget / 1 GiB per call
         self.assertEqual(timing.batch_size(1e-3, 16 << 30), 1)       # never fewer than one
+        self.assertEqual(timing.batch_size(1e-3, 1 << 30, 16 << 30), 16)  # EvalOptions.batch_memory_mb 16384
 
 
 class ScriptedSide:

@@ -22,7 +22,7 @@ from .failures import Failure, failure_from  # noqa: F401  (callers catch evalua
 
 # A mirror of gpu/executor/eval_defaults.cpp, for callers that are not the executor (the
 # executor always sends every option filled in).
-DEFAULTS = {"correctness_trials": 5, "warmup_reps": 3, "seed": 42, "traced_reps": 5}  # atol, rtol: precision.py
+DEFAULTS = {"correctness_trials": 5, "warmup_reps": 3, "seed": 42, "traced_reps": 5, "batch_memory_mb": 4096}  # atol, rtol: precision.py
 DEVICE_DEFAULTS = {"cuda": {"timing_reps": 1000, "min_timed_s": 0.5, "max_timed_s": 1.0, "timing_precision": 0.001},
                    "cpu": {"timing_reps": 5, "min_timed_s": 0.5, "max_timed_s": 0.5, "timing_precision": 0.0}}
 TIMED_CHECK_SHARE = 0.1  # of the timed calls whose output is compared, chosen after each call
@@ -237,7 +237,8 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     quiet_gpu()
     lap("timing_quiet")
     reference.eval()
-    timed = timing.plan(timed_reference, planned, device, int(opts["timing_reps"]), new_inputs)
+    timed = timing.plan(timed_reference, planned, device, int(opts["timing_reps"]), new_inputs,
+                        int(opts["batch_memory_mb"]) << 20)
     result["timed_batch_calls"] = timed["batch"]
     timed_reference.load_state(reference)  # BatchNorm's running statistics as the trials left them
     lap("timing_plan")

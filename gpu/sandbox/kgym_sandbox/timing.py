@@ -24,7 +24,6 @@ from .compare import flatten as flat
 
 BATCH_TARGET_S = 0.05      # a batch this long makes the per-request cost ~0.5% before calibration
 MAX_BATCH = 64
-BATCH_MEMORY_BYTES = 4 << 30  # inputs and outputs of a batch, each side
 MIN_STOPPING_PAIRS = 10  # batch pairs before the timing may stop on its precision
 
 
@@ -101,16 +100,18 @@ def warm_up(timed_reference, inputs: list, expected: list, started: dict) -> Non
     started["warming"] = timed_reference.start_batch(1, passes=started["warmup"])
 
 
-def plan(timed_reference, started: dict, device: str, reps: int, new_inputs) -> dict:
+def plan(timed_reference, started: dict, device: str, reps: int, new_inputs, batch_memory_bytes: int = 4 << 30) -> dict:
     """The calls per batch, from the timed reference's time per request of one call (after
-    the warm-up `start_plan` sent, or one sent now), and the reference's outputs as a pattern
+    the warm-up `start_plan` sent, or one sent now) and the batch's memory budget (inputs and
+    outputs, each side: EvalOptions.batch_memory_mb), and the reference's outputs as a pattern
     for the output buffers. Any GPU work of the candidate's process meanwhile falls outside
     its request windows (HACKED)."""
     if started["warming"] is None:
         warm_up(timed_reference, new_inputs(), started["expected"], started)
     timed_reference.finish_batch(started["warming"])
     call_s = statistics.median(single_calls(timed_reference, Clock(device)))
-    return {"batch": min(batch_size(call_s, started["set_bytes"]), max(reps, 1)), "expected": started["expected"]}
+    return {"batch": min(batch_size(call_s, started["set_bytes"], batch_memory_bytes), max(reps, 1)),
+            "expected": started["expected"]}
 
 
 def request_cost(one: list, many: list, n: int) -> float:
@@ -176,10 +177,10 @@ class StopRule:
             ratio_rse(ref_batches, cand_batches, MIN_STOPPING_PAIRS) <= self.precision
 
 
-def batch_size(call_s: float, set_bytes: int) -> int:
+def batch_size(call_s: float, set_bytes: int, memory_bytes: int = 4 << 30) -> int:
     """Calls per batch: long enough to amortise a request, within the memory budget."""
     by_time = math.ceil(BATCH_TARGET_S / max(call_s, 1e-6))
-    by_memory = BATCH_MEMORY_BYTES // max(set_bytes, 1)
+    by_memory = memory_bytes // max(set_bytes, 1)
     return int(max(1, min(by_time, by_memory, MAX_BATCH)))
 
 
