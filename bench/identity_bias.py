@@ -11,7 +11,7 @@ them shows as a spread far above the rse. Variants: `traced` (as users run it), 
 reference runner's has not), `swapped` (the candidate's and the reference runner's timing cores
 exchanged: a bias that changes sign with it follows the cores, not the sides) and `unpinned`
 (no timing cores: every process where the OS puts it, waiting for requests by polling) and
-`bigbatch` (16 GiB a batch instead of 4: more calls a batch where sets are large). Also
+`smallbatch` (4 GiB a batch, the default before 16: fewer calls a batch where sets are large). Also
 the speedup with the request cost left on (`raw`): if that spreads less, the cost's estimate is
 what moves.
 
@@ -44,7 +44,7 @@ def swapped_cores() -> str:
 # name -> (more options of kgym check, more environment)
 VARIANTS = {"traced": ([], {}), "untraced": (["--no-cupti"], {}),
             "swapped": ([], {"KGYM_TIMING_CORES": swapped_cores()}), "unpinned": ([], {"KGYM_TIMING_CORES": "none"}),
-            "bigbatch": (["--option", "batch_memory_mb=16384"], {})}
+            "smallbatch": (["--option", "batch_memory_mb=4096"], {})}
 
 
 def raw_speedup(r: dict) -> float:

@@ -452,6 +452,8 @@ TEST(Defaults, FillOnlyWhatIsUnset) {
   EXPECT_EQ(cpu.rtol(), 1e-4);
   EXPECT_EQ(cpu.timing_reps(), 5);
   EXPECT_EQ(with_defaults(o, CUDA).timing_reps(), 1000);
+  EXPECT_EQ(with_defaults(o, CUDA).batch_memory_mb(), 16384);
+  EXPECT_EQ(cpu.batch_memory_mb(), 4096);
   o.set_atol(3e-3);  // set: kept, whatever the precision
   o.set_precision(BF16);
   EXPECT_EQ(with_defaults(o, CPU).atol(), 3e-3);

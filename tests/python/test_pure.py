@@ -138,6 +138,12 @@ class BatchSize(unittest.TestCase):
         self.assertEqual(timing.batch_size(1e-3, 1 << 30), 4)        # 4 GiB budget / 1 GiB per call
         self.assertEqual(timing.batch_size(1e-3, 16 << 30), 1)       # never fewer than one
         self.assertEqual(timing.batch_size(1e-3, 1 << 30, 16 << 30), 16)  # EvalOptions.batch_memory_mb 16384
+        self.assertEqual(timing.batch_budget(16 << 30, 120 << 30), 16 << 30)  # the options' budget
+        self.assertEqual(timing.batch_budget(16 << 30, 48 << 30), 8 << 30)    # a sixth of what is free
+        self.assertEqual(timing.batch_budget(16 << 30, 0), 0)                # then one call a batch
+        self.assertEqual(timing.calls_per_batch(59, 20), 5)     # 20 timed calls: 4 batches at least
+        self.assertEqual(timing.calls_per_batch(59, 1000), 59)  # many: what the batch wants
+        self.assertEqual(timing.calls_per_batch(8, 3), 1)       # fewer calls than batches: one a batch
 
 
 class ScriptedSide:
@@ -175,7 +181,8 @@ class TimingPlan(unittest.TestCase):
         pattern = planned["expected"][0]  # the output's shape and dtype, no memory
         self.assertEqual((pattern.device.type, tuple(pattern.shape), pattern.dtype), ("meta", (4,), torch.float32))
         self.assertEqual(started["set_bytes"], 32)  # four float32 inputs, four outputs
-        self.assertEqual(timing.plan(side, started, "cpu", 3, None)["batch"], 3)
+        self.assertEqual(timing.plan(side, started, "cpu", 12, None)["batch"], 3)  # 12 calls: 4 batches
+        self.assertEqual(timing.plan(side, started, "cpu", 3, None)["batch"], 1)
 
     def test_a_large_set_warms_up_after_the_trials(self):
         side, made = ScriptedSide(cost=0.0004, call=0.002), []

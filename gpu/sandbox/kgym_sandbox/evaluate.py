@@ -22,9 +22,11 @@ from .failures import Failure, failure_from  # noqa: F401  (callers catch evalua
 
 # A mirror of gpu/executor/eval_defaults.cpp, for callers that are not the executor (the
 # executor always sends every option filled in).
-DEFAULTS = {"correctness_trials": 5, "warmup_reps": 3, "seed": 42, "traced_reps": 5, "batch_memory_mb": 4096}  # atol, rtol: precision.py
-DEVICE_DEFAULTS = {"cuda": {"timing_reps": 1000, "min_timed_s": 0.5, "max_timed_s": 1.0, "timing_precision": 0.001},
-                   "cpu": {"timing_reps": 5, "min_timed_s": 0.5, "max_timed_s": 0.5, "timing_precision": 0.0}}
+DEFAULTS = {"correctness_trials": 5, "warmup_reps": 3, "seed": 42, "traced_reps": 5}  # atol, rtol: precision.py
+DEVICE_DEFAULTS = {"cuda": {"timing_reps": 1000, "min_timed_s": 0.5, "max_timed_s": 1.0, "timing_precision": 0.001,
+                            "batch_memory_mb": 16384},
+                   "cpu": {"timing_reps": 5, "min_timed_s": 0.5, "max_timed_s": 0.5, "timing_precision": 0.0,
+                           "batch_memory_mb": 4096}}
 TIMED_CHECK_SHARE = 0.1  # of the timed calls whose output is compared, chosen after each call
 
 

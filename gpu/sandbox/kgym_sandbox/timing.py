@@ -110,8 +110,30 @@ def plan(timed_reference, started: dict, device: str, reps: int, new_inputs, bat
         warm_up(timed_reference, new_inputs(), started["expected"], started)
     timed_reference.finish_batch(started["warming"])
     call_s = statistics.median(single_calls(timed_reference, Clock(device)))
-    return {"batch": min(batch_size(call_s, started["set_bytes"], batch_memory_bytes), max(reps, 1)),
+    if device == "cuda":
+        batch_memory_bytes = batch_budget(batch_memory_bytes, torch.cuda.mem_get_info()[0])
+    return {"batch": calls_per_batch(batch_size(call_s, started["set_bytes"], batch_memory_bytes), reps),
             "expected": started["expected"]}
+
+
+MIN_BATCHES = 4  # a side's timed calls come in at least this many batches
+
+
+def calls_per_batch(wanted: int, reps: int) -> int:
+    """`wanted` calls a batch (batch_size), but at most a quarter of the timed calls (`reps`):
+    the timing always sees several batches (the speedup's error needs pairs of them, and a
+    candidate honest in its first batch only must meet a second)."""
+    return max(1, min(wanted, reps // MIN_BATCHES))
+
+
+FREE_MEMORY_SHARE = 6  # of the GPU's free memory, at most one side's batch
+
+
+def batch_budget(wanted_bytes: int, free_bytes: int) -> int:
+    """A side's batch memory: what the options ask, but at most a sixth of the GPU's free
+    memory (two sides' batches, and room beside them for the models' own work): KernelBench's
+    largest sets keep one call a batch."""
+    return max(min(wanted_bytes, free_bytes // FREE_MEMORY_SHARE), 0)
 
 
 def request_cost(one: list, many: list, n: int) -> float:
