@@ -30,6 +30,7 @@
 #include "actors/reward.hpp"
 #include "actors/run_controller.hpp"
 #include "actors/scheduler.hpp"
+#include "bench/resident_memory.hpp"
 #include "pipeline/run_dir.hpp"
 #include "web/web_server.hpp"
 #include "pipeline/embedded_programs.hpp"
@@ -42,21 +43,7 @@ namespace {
 
 using namespace kgym;
 using clock_type = std::chrono::steady_clock;
-
-// Resident memory now (kB), from /proc.
-long rss_kb() {
-  std::ifstream status("/proc/self/status");
-  std::string key;
-  long value = 0;
-  while (status >> key) {
-    if (key == "VmRSS:") {
-      status >> value;
-      return value;
-    }
-    status.ignore(4096, '\n');
-  }
-  return 0;
-}
+using bench::rss_kb;
 
 using echo_actor = caf::typed_actor<caf::replies_to<int>::with<int>>;
 

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/resident_memory.hpp"
 #include "pipeline/episode_store.hpp"
 #include "pipeline/run_dir.hpp"
 #include "web/web_server.hpp"
@@ -27,15 +28,7 @@ namespace {
 
 using namespace kgym;
 using clock_type = std::chrono::steady_clock;
-
-long rss_kb() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmRSS:", 0) == 0)
-      return std::stol(line.substr(6));
-  return 0;
-}
+using bench::rss_kb;
 
 Episode synthetic(size_t i) {
   static const Verdict verdicts[] = {OK, OK, INCORRECT, HACKED, COMPILE_ERROR, OK, RUNTIME_ERROR, OK};
