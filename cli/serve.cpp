@@ -30,6 +30,7 @@
 #include "cli/cluster.hpp"
 #include "cli/commands.hpp"
 #include "cli/stop_signal.hpp"
+#include "cli/web_view.hpp"
 #include "cli/sandbox_options.hpp"
 #include "messages/json.hpp"
 #include "service/eval_api.hpp"
@@ -39,6 +40,7 @@
 #include "service/request_table.hpp"
 #include "service/serve_metrics.hpp"
 #include "pipeline/task_loader.hpp"
+#include "web/serve_view.hpp"
 
 namespace kgym::cli {
 
@@ -73,6 +75,10 @@ options:
                          (Prometheus text: evaluations by verdict, queue depth, evaluation seconds)
                          and GET /v1/health (no secret needed)
   --http-file FILE       write the HTTP port there
+  --web [HOST:]PORT      a page for people: the queue, the executors and the latest answers,
+                         read-only (port 0 picks one); beyond loopback it needs $KGYM_WEB_SECRET
+                         (or --web-secret-env NAME), as kgym web does
+  --web-file FILE        write the page's port there
   --listen HOST:PORT     accept workers there (CAF middleman; port 0 picks one)
   --listen-file FILE     write the workers' port there
   --max-executors-per-worker N
@@ -170,7 +176,7 @@ int run_serve(const std::vector<std::string>& argv) {
   args a(argv,
          {"api", "endpoint-file", "listen", "listen-file", "http", "http-file", "secret-env", "device", "executors",
           "tasks-dir", "max-request-bytes", "python", "cluster-certs", "drain-timeout", "state-dir", "journal-keep",
-          "max-answers", "max-executors-per-worker"},
+          "max-answers", "max-executors-per-worker", "web", "web-file", "web-secret-env"},
          {"help", "eval-cache", "no-cupti", "gpu-sizes", "plain-loopback"});
   if (a.has("help")) {
     std::cout << serve_help;
@@ -294,6 +300,33 @@ int run_serve(const std::vector<std::string>& argv) {
     status.set_uptime_s(std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count());
     return status;
   };
+
+  // The page for people (--web): a board this loop keeps, the scheduler asked from its threads.
+  auto board = std::make_shared<web::serve_board>();
+  auto publish_counts = [&]() {
+    ServeStatus counts;
+    counts.set_requests_in_flight(static_cast<int64_t>(requests.in_flight()));
+    counts.set_answers_kept(static_cast<int64_t>(requests.answers_kept()));
+    counts.set_awaiting_redelivery(static_cast<int64_t>(requests.waiting_redelivery()));
+    counts.set_answered(static_cast<int64_t>(served));
+    counts.set_refused(static_cast<int64_t>(refused));
+    counts.set_uptime_s(std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count());
+    board->set_counts(counts);
+  };
+  std::unique_ptr<web::serve_view> web_page;
+  if (a.has("web")) {
+    auto options = web_listen_options(a.get("web"), a);
+    web_page = std::make_unique<web::serve_view>(options, board, [&system, scheduler]() -> std::optional<SchedulerStatus> {
+      std::optional<SchedulerStatus> status;
+      caf::scoped_actor asker{system};
+      asker->request(scheduler, std::chrono::seconds(2), status_atom::value)
+          .receive([&](const SchedulerStatus& s) { status = s; }, [](const caf::error&) {});
+      return status;
+    });
+    if (a.has("web-file"))
+      std::ofstream(a.get("web-file")) << web_page->port() << "\n";
+    spdlog::info("kgym serve: its page on http://{}:{}/", options.host, web_page->port());
+  }
 
   auto start_evaluation = [&](const EvalRequest& request) {
     ExecRequest exec_request;
@@ -482,6 +515,7 @@ int run_serve(const std::vector<std::string>& argv) {
       answer.set_request_id(id);
       auto waiting = requests.finish(answer, now);
       metrics.evaluated(result);
+      board->answered(answer, std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
       bool delivered = true;
       for (auto& w : waiting.zmq) {
         EvalResult copy = answer;
@@ -516,6 +550,7 @@ int run_serve(const std::vector<std::string>& argv) {
       items[2].events = ZMQ_POLLIN;
     if (journal)
       journal->commit();  // what this turn accepted and answered, in one batch
+    publish_counts();  // for the page (--web): what this pass did, before it sleeps
     try {
       zmq::poll(items, 3, std::chrono::milliseconds(requests.waiting_redelivery() ? 100 : 200));
     } catch (const zmq::error_t& e) {

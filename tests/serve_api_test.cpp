@@ -4,6 +4,7 @@
 // requests get clear refusals; a retried id is answered from the first evaluation; the
 // server keeps serving throughout and stops cleanly on SIGTERM.
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <signal.h>
 #include <sstream>
@@ -134,8 +135,11 @@ TEST(ServeApi, SecretsAreRequiredWhereConfigured) {
 
 TEST(ServeApi, HttpJsonSubmitPollWaitAndBatch) {
   std::string port_file = (fs::temp_directory_path() / ("kgym-http-port-" + std::to_string(::getpid()))).string();
+  std::string web_file = port_file + "-web";
   fs::remove(port_file);
-  server s = start_server("http", {"--executors", "2", "--http", "127.0.0.1:0", "--http-file", port_file});
+  fs::remove(web_file);
+  server s = start_server("http", {"--executors", "2", "--http", "127.0.0.1:0", "--http-file", port_file, "--web",
+                                   "127.0.0.1:0", "--web-file", web_file});
   ASSERT_FALSE(s.endpoint.empty());
   int port = std::stoi(wait_for_line(port_file));
   EvalBatch batch;
@@ -162,6 +166,28 @@ TEST(ServeApi, HttpJsonSubmitPollWaitAndBatch) {
     ASSERT_EQ(from_json(done.body, &r), "") << done.body;
     EXPECT_EQ(Verdict_Name(r.result().verdict()), verdict) << id;
   }
+  // The page for people (--web) lists both answers, newest first, and the two executors.
+  httplib::Client page("127.0.0.1", std::stoi(wait_for_line(web_file)));
+  ServeView view;
+  for (int i = 0; i < 20 && view.recent_size() < 2; ++i) {  // the loop publishes within a pass
+    auto got = page.Get("/api/serve");
+    ASSERT_TRUE(got);
+    ASSERT_EQ(got->status, 200);
+    EXPECT_NE(got->get_header_value("Content-Security-Policy").find("script-src 'self'"), std::string::npos);
+    ASSERT_EQ(from_json(got->body, &view), "") << got->body;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(view.recent_size(), 2);
+  std::map<std::string, Verdict> listed;
+  for (const auto& r : view.recent())
+    listed[r.request_id()] = r.verdict();
+  EXPECT_EQ(listed, (std::map<std::string, Verdict>{{"h-fused", OK}, {"h-wrong", INCORRECT}}));
+  EXPECT_EQ(view.status().scheduler().executors_size(), 2);
+  auto home = page.Get("/");
+  ASSERT_TRUE(home);
+  EXPECT_NE(home->body.find("<script src=\"/serve.js\""), std::string::npos);
+  EXPECT_EQ(page.Get("/api/serve?limit=0")->status, 400);
+  EXPECT_EQ(page.Get("/index.html")->status, 404);  // the run's view is kgym web's
   // A single EvalRequest body works too; bad bodies, unknown ids and paths get clear errors.
   EXPECT_EQ(http_call(port, "POST", "/v1/evaluations", to_json(request("h-one", "softmax_rows", "fused"))).status, 202);
   http_reply garbage = http_call(port, "POST", "/v1/evaluations", "not json");

@@ -8,37 +8,18 @@
 
 #include "messages/json.hpp"
 #include "report/metric_panels.hpp"
-#include "service/eval_api.hpp"
 #include "web/episode_query.hpp"
+#include "web/http_guard.hpp"
 #include "web/page_assets.hpp"
 
 namespace kgym::web {
 
 namespace {
 
-// No inline script or style, nothing from elsewhere: an untrusted program shown on the page
-// cannot run, even where the page's own code would slip.
-constexpr const char* content_security_policy =
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
-constexpr const char* key_cookie = "kgym_web_key";
 constexpr double live_cache_s = 0.5;  // browsers' polls within it share one monitor request
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-void send_json(httplib::Response& res, const google::protobuf::Message& message) {
-  res.set_header("Cache-Control", "no-store");
-  res.set_content(to_json(message), "application/json");
-}
-
-void send_error(httplib::Response& res, int status, const std::string& text) {
-  WebError error;
-  error.set_error(text);
-  res.status = status;
-  res.set_header("Cache-Control", "no-store");
-  res.set_content(to_json(error), "application/json");
 }
 
 std::string read_whole(const std::string& path) {
@@ -50,22 +31,6 @@ std::string read_whole(const std::string& path) {
   return out.str();
 }
 
-std::string cookie_value(const httplib::Request& req, const std::string& name) {
-  std::string cookies = req.get_header_value("Cookie");
-  size_t at = 0;
-  while (at < cookies.size()) {
-    size_t end = cookies.find(';', at);
-    std::string part = cookies.substr(at, end == std::string::npos ? std::string::npos : end - at);
-    size_t first = part.find_first_not_of(' ');
-    part = first == std::string::npos ? "" : part.substr(first);
-    if (part.compare(0, name.size() + 1, name + "=") == 0)
-      return part.substr(name.size() + 1);
-    if (end == std::string::npos)
-      break;
-    at = end + 1;
-  }
-  return "";
-}
 
 std::string event(const std::string& name, const google::protobuf::Message& data) {
   return "event: " + name + "\ndata: " + to_json(data) + "\n\n";
@@ -91,23 +56,13 @@ EpisodeList episodes_event(const std::vector<EpisodeSummary>& running, const std
 
 web_server::web_server(const std::string& run_dir, web_options options, live_view live)
     : options_(std::move(options)), live_(std::move(live)), index_(run_dir) {
-  if (!is_loopback_host(options_.host) && options_.secret.empty())
-    throw std::invalid_argument("refusing to serve the run's view on " + options_.host +
-                                " without a secret: set one (its environment variable), or listen on 127.0.0.1");
+  require_secret_beyond_loopback(options_.host, options_.secret, "the run's view");
   // Event streams hold a thread each: room for them beside the page's own calls.
   const size_t threads = options_.max_event_streams + 8;
   server_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  server_.set_payload_max_length(1 << 16);  // read-only: no request carries a body worth the name
-  server_.set_default_headers({{"Content-Security-Policy", content_security_policy},
-                               {"X-Content-Type-Options", "nosniff"},
-                               {"Referrer-Policy", "no-referrer"},
-                               {"X-Frame-Options", "DENY"}});
+  secure_defaults(server_);
   routes();
-  port_ = options_.port == 0 ? server_.bind_to_any_port(options_.host)
-                             : (server_.bind_to_port(options_.host, options_.port) ? options_.port : -1);
-  if (port_ <= 0)
-    throw std::runtime_error("cannot serve the run's view on " + options_.host + ":" + std::to_string(options_.port) +
-                             " (is the port taken, or the address not this machine's?)");
+  port_ = bind_or_throw(server_, options_.host, options_.port, "the run's view");
   thread_ = std::thread([this] { server_.listen_after_bind(); });
 }
 
@@ -174,34 +129,16 @@ web_server::snapshot web_server::current() {
   return s;
 }
 
-bool web_server::authorized(const httplib::Request& req, httplib::Response& res) const {
-  if (options_.secret.empty())
-    return true;
-  std::string bearer = req.get_header_value("Authorization");
-  if (bearer.rfind("Bearer ", 0) == 0 && secrets_equal(bearer.substr(7), options_.secret))
-    return true;
-  if (secrets_equal(cookie_value(req, key_cookie), options_.secret))
-    return true;
-  if (req.has_param("key") && secrets_equal(req.get_param_value("key"), options_.secret)) {
-    // Once, from the link the user was given; the browser then carries it as a cookie that
-    // scripts cannot read and other sites cannot send.
-    res.set_header("Set-Cookie", std::string(key_cookie) + "=" + options_.secret +
-                                     "; HttpOnly; SameSite=Strict; Path=/");
-    return true;
-  }
-  send_error(res, 401, "this view requires its secret: open it with ?key=<secret> once, or send "
-                       "Authorization: Bearer <secret>");
-  return false;
-}
-
 void web_server::routes() {
   auto guarded = [this](auto handler) {
     return [this, handler](const httplib::Request& req, httplib::Response& res) {
-      if (authorized(req, res))
+      if (authorized(options_.secret, req, res))
         handler(req, res);
     };
   };
   for (const auto& asset : page_assets()) {
+    if (asset.path == "/serve.html" || asset.path == "/serve.js")
+      continue;  // the service's page (serve_view)
     auto serve = guarded([&asset](const httplib::Request&, httplib::Response& res) {
       res.set_content(asset.body, asset.content_type.c_str());
     });
@@ -270,11 +207,6 @@ void web_server::routes() {
   server_.Get("/api/events", guarded([this](const httplib::Request& req, httplib::Response& res) {
     stream_events(req, res);
   }));
-  server_.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    if (res.body.empty())
-      send_error(res, res.status, res.status == 404 ? "no such page: see / for the view and /api/... for its data"
-                                                    : "the request was refused (" + std::to_string(res.status) + ")");
-  });
 }
 
 void web_server::stream_events(const httplib::Request&, httplib::Response& res) {

@@ -69,7 +69,6 @@ class web_server {
   };
   snapshot current();  // refreshes the index (under the lock) and the monitor's view
   std::shared_ptr<const live_state> live_now();
-  bool authorized(const httplib::Request& req, httplib::Response& res) const;
   void routes();
   void stream_events(const httplib::Request& req, httplib::Response& res);
 

@@ -1,0 +1,62 @@
+// kgym serve's page: the queue, the executors and the latest answers, polled once a second.
+// Messages come from candidates' runs: put on the page as text only (textContent).
+"use strict";
+
+function el(tag, text, cls) {
+  const node = document.createElement(tag);
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  if (cls) node.className = cls;
+  return node;
+}
+
+// int64 fields come as strings in protobuf's JSON mapping.
+function int(value) {
+  return Number(value || 0);
+}
+
+function show(view) {
+  const status = view.status || {};
+  const scheduler = status.scheduler || {};
+  const facts = document.getElementById("serve-state");
+  facts.replaceChildren();
+  [["queued", int(scheduler.queued)], ["placed", int(scheduler.in_flight)],
+   ["requests in flight", int(status.requests_in_flight)], ["answered", int(status.answered)],
+   ["refused", int(status.refused)], ["cached results", int(scheduler.cached)],
+   ["up", (status.uptime_s || 0).toFixed(0) + " s"]].forEach(([name, value], i) => {
+    if (i) facts.append(" · ");
+    facts.append(name + " ");
+    facts.append(el("b", value));
+  });
+  document.querySelector("#executors tbody").replaceChildren(...(scheduler.executors || []).map((e) => {
+    const row = el("tr");
+    row.append(el("td", e.name), el("td", int(e.in_flight), "num"), el("td", e.leaving ? "leaving" : "serving"));
+    return row;
+  }));
+  const now = Date.now() / 1000;
+  document.querySelector("#recent tbody").replaceChildren(...(view.recent || []).map((r) => {
+    const row = el("tr");
+    const verdict = r.verdict || "-";
+    row.append(el("td", r.request_id), el("td", r.task_id), el("td", verdict, "verdict-" + verdict),
+               el("td", r.speedup ? r.speedup.toFixed(3) + "x" : "-", "num"), el("td", r.executor + (r.from_cache ? " (cache)" : "")),
+               el("td", (r.wall_s || 0).toFixed(2) + " s", "num"),
+               el("td", Math.max(0, now - (r.answered_unix_s || now)).toFixed(0) + " s ago", "num"), el("td", r.message));
+    return row;
+  }));
+}
+
+async function poll() {
+  try {
+    const answer = await fetch("/api/serve?limit=100", { credentials: "same-origin" });
+    const body = await answer.json();
+    if (!answer.ok) throw new Error(body.error || answer.statusText);
+    show(body);
+    document.getElementById("notice").hidden = true;
+  } catch (err) {
+    const box = document.getElementById("notice");
+    box.hidden = false;
+    box.textContent = "the service does not answer: " + err.message;
+  }
+  setTimeout(poll, 1000);
+}
+
+document.addEventListener("DOMContentLoaded", poll);
