@@ -1,9 +1,13 @@
-"""kgym's web view in a real browser: a short `kgym train --web 127.0.0.1:0` on the CPU (a copy
-of one built-in task whose every program carries a script tag and an <img onerror> in a
-comment), driven by headless Chromium through Selenium while it trains. The curves and the
-episode list must render and grow, one episode must open and show its program as text, and
-nothing the programs carry may run. A screenshot of the page is saved (KGYM_WEB_SCREENSHOT, or
-web_view.png in the working directory).
+"""kgym's web pages in a real browser (headless Chromium through Selenium).
+
+The run's view: a short `kgym train --web 127.0.0.1:0` on the CPU (a copy of one built-in task
+whose every program carries a script tag and an <img onerror> in a comment), driven while it
+trains. The curves and the episode list must render and grow, one episode must open and show its
+program as text, and nothing the programs carry may run. A screenshot of the page is saved
+(KGYM_WEB_SCREENSHOT, or web_view.png in the working directory).
+
+The service's page: `kgym serve --web 127.0.0.1:0` answers a candidate whose error message is
+markup; the page must list the answer with that message as text, and run nothing of it.
 
 Exit 77 (CTest: skipped) only where chromium, chromedriver or selenium are missing."""
 import os
@@ -11,8 +15,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import json
 import time
 import unittest
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -48,6 +54,18 @@ def wait_for(what, check, timeout_s=90.0):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def js(browser, expression):
+    return browser.execute_script("return " + expression)
+
+
+def chromium_driver():
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,2000"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+
+
 class WebViewInABrowser(unittest.TestCase):
     def setUp(self):
         self.work = tempfile.mkdtemp(prefix="kgym-web-browser-")
@@ -65,12 +83,7 @@ class WebViewInABrowser(unittest.TestCase):
         self.train = subprocess.Popen([KGYM, "train", "--run-dir", self.run_dir, "--tasks-dir", tasks,
                                        "--iterations", "8", "--group-size", "2", "--turns", "2", "--no-eval-cache",
                                        "--web", "127.0.0.1:0", "--quiet"], stdout=self.log, stderr=subprocess.STDOUT)
-        options = webdriver.ChromeOptions()
-        options.binary_location = CHROMIUM
-        for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=1400,2000"):
-            options.add_argument(flag)
-        self.browser = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+        self.browser = chromium_driver()
 
     def tearDown(self):
         self.browser.quit()
@@ -80,18 +93,15 @@ class WebViewInABrowser(unittest.TestCase):
         self.log.close()
         shutil.rmtree(self.work, ignore_errors=True)
 
-    def js(self, expression):
-        return self.browser.execute_script("return " + expression)
-
     def test_the_view_follows_the_run_and_shows_programs_as_text(self):
         port_file = os.path.join(self.run_dir, "web.port")
         port = wait_for("web.port", lambda: os.path.exists(port_file) and read(port_file).strip())
         self.browser.get(f"http://127.0.0.1:{port}/")
         # The curves: one chart a panel, and the points grow as iterations end.
         wait_for("the charts", lambda: len(self.browser.find_elements(By.CSS_SELECTOR, ".chart canvas")) > 0)
-        first_points = wait_for("a first iteration on the charts", lambda: self.js("state.metrics.length"))
+        first_points = wait_for("a first iteration on the charts", lambda: js(self.browser, "state.metrics.length"))
         first_rows = wait_for("episode rows", lambda: len(self.browser.find_elements(By.CSS_SELECTOR, "#episodes tbody tr")))
-        wait_for("more iterations", lambda: self.js("state.metrics.length") > first_points)
+        wait_for("more iterations", lambda: js(self.browser, "state.metrics.length") > first_points)
         wait_for("more episodes", lambda: len(self.browser.find_elements(By.CSS_SELECTOR, "#episodes tbody tr")) > first_rows)
         self.assertGreaterEqual(len(self.browser.find_elements(By.CSS_SELECTOR, ".chart canvas")), 6)
         # One finished episode, opened from the table: its program is there as text.
@@ -107,13 +117,54 @@ class WebViewInABrowser(unittest.TestCase):
         self.assertIn("#episode=", self.browser.current_url)
         # Nothing the programs carry ran.
         self.assertEqual(self.browser.title, "kgym run")
-        self.assertIsNone(self.js("window.kgymPwned"))
+        self.assertIsNone(js(self.browser, "window.kgymPwned"))
         self.assertEqual(self.browser.find_elements(By.CSS_SELECTOR, "img"), [])
         self.browser.execute_script("window.scrollTo(0, 0)")
         self.browser.get_screenshot_as_file(SCREENSHOT)
         self.assertGreater(os.path.getsize(SCREENSHOT), 10000)
         # The run ends on its own.
         self.assertEqual(self.train.wait(timeout=300), 0)
+
+
+class ServePageInABrowser(unittest.TestCase):
+    def setUp(self):
+        self.work = tempfile.mkdtemp(prefix="kgym-serve-browser-")
+        self.files = {name: os.path.join(self.work, name) for name in ("endpoint", "http", "web")}
+        self.log = open(os.path.join(self.work, "serve.out"), "w")
+        self.serve = subprocess.Popen([KGYM, "serve", "--api", "tcp://127.0.0.1:*", "--endpoint-file", self.files["endpoint"],
+                                       "--http", "127.0.0.1:0", "--http-file", self.files["http"], "--web", "127.0.0.1:0",
+                                       "--web-file", self.files["web"], "--executors", "1"],
+                                      stdout=self.log, stderr=subprocess.STDOUT)
+        self.browser = chromium_driver()
+
+    def tearDown(self):
+        self.browser.quit()
+        self.serve.terminate()
+        self.serve.wait(timeout=60)
+        self.log.close()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def test_the_page_lists_answers_and_shows_their_messages_as_text(self):
+        port = {name: wait_for(name, lambda p=path: os.path.exists(p) and read(p).strip())
+                for name, path in self.files.items() if name != "endpoint"}
+        source = ("class ModelNew:\n"
+                  "    def __init__(self, *args):\n"
+                  "        raise RuntimeError('<img src=x onerror=\"window.kgymPwned = 3\"><script>window.kgymPwned = 4</script>')\n")
+        body = json.dumps({"request_id": "markup-1", "task_id": "softmax_rows", "candidate_source": source}).encode()
+        answer = urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port['http']}/v1/evaluations",
+                                                               data=body, method="POST"), timeout=30)
+        self.assertEqual(answer.status, 202)
+        self.browser.get(f"http://127.0.0.1:{port['web']}/")
+        row = wait_for("the answer on the page", lambda: next(
+            (r for r in self.browser.find_elements(By.CSS_SELECTOR, "#recent tbody tr")
+             if r.find_elements(By.TAG_NAME, "td")[0].text == "markup-1"), None), timeout_s=120)
+        cells = [c.text for c in row.find_elements(By.TAG_NAME, "td")]
+        self.assertEqual(cells[2], "COMPILE_ERROR")
+        self.assertIn("<img src=x onerror=", cells[7])
+        self.assertEqual(len(self.browser.find_elements(By.CSS_SELECTOR, "#executors tbody tr")), 1)
+        self.assertEqual(self.browser.title, "kgym serve")
+        self.assertIsNone(js(self.browser, "window.kgymPwned"))
+        self.assertEqual(self.browser.find_elements(By.CSS_SELECTOR, "img"), [])
 
 
 if __name__ == "__main__":
