@@ -617,6 +617,9 @@ int run_serve(const std::vector<std::string>& argv) {
       ++unfinished;
     }
   }
+  socket.close();  // sends what ZeroMQ still holds (linger: 1 s)
+  if (journal)
+    journal->settle_deliveries();  // then every answer handed over counts as delivered
   spdlog::info("kgym serve: stopped after {} answers and {} refusals{}", served, refused,
                unfinished ? "; " + std::to_string(unfinished) + " left unfinished were told so" : "");
   caf::scoped_actor self{system};

@@ -13,7 +13,8 @@ double unix_now() {
 
 }  // namespace
 
-request_journal::request_journal(const std::string& dir) {
+request_journal::request_journal(const std::string& dir, std::chrono::milliseconds delivery_grace)
+    : delivery_grace_(delivery_grace) {
   std::filesystem::create_directories(dir);
   path_ = (std::filesystem::path(dir) / "journal.sqlite").string();
   if (sqlite3_open(path_.c_str(), &db_) != SQLITE_OK)
@@ -104,18 +105,33 @@ void request_journal::answered(const EvalResult& answer, bool delivered) {
   const std::string bytes = answer.SerializeAsString();
   sqlite3_bind_blob(answer_, 1, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
   sqlite3_bind_double(answer_, 2, unix_now());
-  sqlite3_bind_int(answer_, 3, delivered ? 1 : 0);
+  sqlite3_bind_int(answer_, 3, 0);
   sqlite3_bind_text(answer_, 4, answer.request_id().c_str(), -1, SQLITE_TRANSIENT);
   step(answer_);
+  if (delivered)
+    this->delivered(answer.request_id());
 }
 
 void request_journal::delivered(const std::string& request_id) {
-  begin();
-  sqlite3_bind_text(delivered_, 1, request_id.c_str(), -1, SQLITE_TRANSIENT);
-  step(delivered_);
+  deliveries_.emplace_back(request_id, std::chrono::steady_clock::now());
+}
+
+void request_journal::apply_deliveries(std::chrono::steady_clock::time_point due) {
+  while (!deliveries_.empty() && deliveries_.front().second <= due) {
+    begin();
+    sqlite3_bind_text(delivered_, 1, deliveries_.front().first.c_str(), -1, SQLITE_TRANSIENT);
+    step(delivered_);
+    deliveries_.pop_front();
+  }
+}
+
+void request_journal::settle_deliveries() {
+  apply_deliveries(std::chrono::steady_clock::time_point::max());
+  commit();
 }
 
 void request_journal::commit() {
+  apply_deliveries(std::chrono::steady_clock::now() - delivery_grace_);
   if (in_batch_) {
     in_batch_ = false;
     exec("COMMIT");

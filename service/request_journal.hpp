@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,7 +27,12 @@ namespace kgym {
 class request_journal {
  public:
   // Opens or creates the journal in `dir` (made if missing); throws with what to do.
-  explicit request_journal(const std::string& dir);
+  // `delivery_grace`: how long after an answer was handed to ZeroMQ it is journaled as
+  // delivered. ZeroMQ sends from a queue of its own, so a server killed just after a send may
+  // take the answer with it: within the grace a restart delivers it again (a client may see it
+  // twice; kgym_client ignores the second), after it the answer has long reached the kernel.
+  explicit request_journal(const std::string& dir,
+                           std::chrono::milliseconds delivery_grace = std::chrono::milliseconds(2000));
   ~request_journal();
   request_journal(const request_journal&) = delete;
   request_journal& operator=(const request_journal&) = delete;
@@ -35,11 +41,15 @@ class request_journal {
   // `route`: where a ZeroMQ client's answer goes (null over HTTP, whose client fetches it).
   void accepted(const EvalRequest& request, const ReplyRoute* route = nullptr);
   // `delivered`: handed to every waiting ZeroMQ client (always true over HTTP). An answer that
-  // was not is delivered after a restart, and marked with delivered() once it is.
+  // was not is delivered after a restart, and marked with delivered() once it is. Either mark
+  // reaches the journal `delivery_grace` later (a commit after that applies it).
   void answered(const EvalResult& answer, bool delivered = true);
   void delivered(const std::string& request_id);
-  // Ends the open batch: everything recorded so far survives the process when this returns.
+  // Ends the open batch: everything recorded so far survives the process when this returns
+  // (delivery marks once their grace has passed).
   void commit();
+  // Applies every delivery mark now (a clean stop, once ZeroMQ has sent what it held).
+  void settle_deliveries();
   // Ends the open batch and syncs: everything recorded so far is on disk when this returns.
   void commit_synced();
 
@@ -66,6 +76,9 @@ class request_journal {
   sqlite3_stmt* answer_ = nullptr;
   sqlite3_stmt* delivered_ = nullptr;
   bool in_batch_ = false;
+  std::chrono::milliseconds delivery_grace_;
+  std::deque<std::pair<std::string, std::chrono::steady_clock::time_point>> deliveries_;  // marks waiting
+  void apply_deliveries(std::chrono::steady_clock::time_point due);
   bool unsynced_ = false;  // commits since the last sync
   std::string path_;
 };

@@ -249,6 +249,43 @@ TEST(RequestJournal, AKilledServerLosesNoCommitAndASyncedOneIsInTheDatabaseFile)
   }
 }
 
+// An answer handed to ZeroMQ is journaled as delivered only after the grace: a server killed
+// sooner (ZeroMQ's own queue may still hold it) delivers it again after its restart.
+TEST(RequestJournal, MarksAnAnswerDeliveredOnlyAfterItsGrace) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "journal_grace_test";
+  fs::remove_all(dir);
+  ReplyRoute route;
+  route.add_frames("client");
+  EvalRequest request;
+  request.set_request_id("z");
+  EvalResult answer;
+  answer.set_request_id("z");
+  const auto grace = std::chrono::milliseconds(300);
+  {
+    request_journal journal(dir.string(), grace);
+    journal.accepted(request, &route);
+    journal.answered(answer, true);
+    journal.commit();
+    // What a restart now (a SIGKILL just after the send) would read: the answer, undelivered.
+    auto early = request_journal(dir.string(), grace).load();
+    ASSERT_EQ(early.size(), 1u);
+    EXPECT_TRUE(early[0].answer.has_value());
+    EXPECT_FALSE(early[0].delivered);
+    std::this_thread::sleep_for(grace + std::chrono::milliseconds(50));
+    journal.commit();
+    EXPECT_TRUE(request_journal(dir.string(), grace).load()[0].delivered);
+  }
+  fs::remove_all(dir);
+  {
+    request_journal journal(dir.string(), grace);
+    journal.accepted(request, &route);
+    journal.answered(answer, true);
+    journal.settle_deliveries();  // a clean stop: no grace to wait for
+    EXPECT_TRUE(request_journal(dir.string(), grace).load()[0].delivered);
+  }
+}
+
 // Where a ZeroMQ answer goes is kept with the request; whether it got there with the answer. A
 // journal made before those columns existed opens and reads its rows as delivered.
 TEST(RequestJournal, KeepsEachZeroMqClientsRouteUntilItsAnswerIsDelivered) {
@@ -271,7 +308,7 @@ TEST(RequestJournal, KeepsEachZeroMqClientsRouteUntilItsAnswerIsDelivered) {
     journal.commit();
   }
   {
-    request_journal journal(dir.string());
+    request_journal journal(dir.string(), std::chrono::milliseconds(0));
     auto entries = journal.load();
     ASSERT_EQ(entries.size(), 2u);
     ASSERT_TRUE(entries[0].route.has_value());
