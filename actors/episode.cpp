@@ -47,6 +47,7 @@ void report(self_ptr self, const std::string& stage) {
     status.set_last_action(last.action());
   }
   status.set_updated_unix_s(unix_now());
+  status.set_elapsed_s(std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count());
   self->send(s.services.monitor, status);
 }
 

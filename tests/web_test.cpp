@@ -57,6 +57,7 @@ EpisodeSummary running(const std::string& id, const std::string& task) {
   s.set_turns(3);
   s.set_stage("execute");
   s.set_last_verdict(INCORRECT);
+  s.set_elapsed_s(12.5);
   return summarize(s);
 }
 
@@ -110,6 +111,7 @@ TEST(EpisodeQuery, SummarizesAFinishedEpisodeByItsLastTurnAndBestSpeedup) {
   EXPECT_EQ(r.state(), EPISODE_RUNNING);
   EXPECT_EQ(r.stage(), "execute");
   EXPECT_EQ(r.turns(), 3);
+  EXPECT_DOUBLE_EQ(r.elapsed_s(), 12.5);
 }
 
 TEST(EpisodeQuery, ParsesTheFiltersAndRefusesWhatItDoesNotKnow) {

@@ -37,6 +37,7 @@ EpisodeSummary summarize(const EpisodeStatus& running) {
   s.set_last_verdict(running.last_verdict());
   s.set_last_reward(running.last_reward());
   s.set_updated_unix_s(running.updated_unix_s());
+  s.set_elapsed_s(running.elapsed_s());
   return s;
 }
 

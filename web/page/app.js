@@ -106,8 +106,9 @@ function episodeRow(s) {
   row.dataset.id = s.episode_id;
   const running = s.state === "EPISODE_RUNNING";
   const verdict = s.last_verdict && s.turn ? s.last_verdict : "-";
-  const age = running && s.updated_unix_s ? Math.max(0, Date.now() / 1000 - s.updated_unix_s).toFixed(0) + " s ago"
-                                          : num(s.wall_s, 1) + " s";
+  // Running: its age now (its age at its last report, plus the time since); finished: its wall time.
+  const age = running ? num((s.elapsed_s || 0) + Math.max(0, Date.now() / 1000 - (s.updated_unix_s || Date.now() / 1000)), 0) + " s"
+                      : num(s.wall_s, 1) + " s";
   [s.episode_id, s.task_id, int(s.iteration) + 1, running ? "running" : "finished",
    (s.turn || 0) + "/" + (s.turns || 0), running ? s.stage || "" : "done"].forEach((v) => row.append(el("td", v)));
   row.append(el("td", verdict, "verdict-" + verdict));
