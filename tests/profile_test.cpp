@@ -89,7 +89,11 @@ TEST_F(Profile, TraceCatchesAForgedLaunchRecord) {
 TEST_F(Profile, TraceCatchesWorkOutsideTheTimedRegion) {
   ExecResult r = hostile("side_stream");
   EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED") << summary_line(r) << r.log();
-  EXPECT_TRUE(has_evidence(r, "work_outside_timed_region", "cupti") ||
+  // Where its side-stream work lands decides which check sees it first: past a timed batch's
+  // window (seen by the trace; the more likely since every timing has four batches or more),
+  // past a traced call, or not yet done when the judge compares.
+  EXPECT_TRUE(has_evidence(r, "gpu_work_between_requests", "cupti") ||
+              has_evidence(r, "work_outside_timed_region", "cupti") ||
               has_evidence(r, "wrong_output_when_timed", "judge"))
       << summary_line(r);
 }
