@@ -84,7 +84,8 @@ bool authorized(const std::string& secret, const httplib::Request& req, httplib:
 void require_secret_beyond_loopback(const std::string& host, const std::string& secret, const std::string& what) {
   if (!is_loopback_host(host) && secret.empty())
     throw std::invalid_argument("refusing to serve " + what + " on " + host +
-                                " without a secret: set one (its environment variable), or listen on 127.0.0.1");
+                                " without a secret: set KGYM_WEB_SECRET (or the variable --web-secret-env names), "
+                                "or listen on 127.0.0.1");
 }
 
 int bind_or_throw(httplib::Server& server, const std::string& host, int port, const std::string& what) {
