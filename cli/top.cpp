@@ -29,11 +29,12 @@ void print_view(const MonitorView& v, size_t rows) {
   std::printf("run %s  iteration %lld  policy v%lld  episodes done %lld  running %d\n", v.run_dir().c_str(),
               static_cast<long long>(v.iteration() + 1), static_cast<long long>(v.policy_version()),
               static_cast<long long>(v.episodes_done()), v.running_size());
-  std::printf("%-36s %-5s %-10s %-14s %-14s %7s\n", "episode", "turn", "stage", "last verdict", "program", "reward");
+  std::printf("%-36s %-5s %-10s %-14s %-14s %7s %8s\n", "episode", "turn", "stage", "last verdict", "program", "reward",
+              "elapsed");
   auto row = [](const EpisodeStatus& s) {
-    std::printf("%-36s %2d/%-2d %-10s %-14s %-14s %7.3f\n", s.episode_id().c_str(), s.turn(), s.turns(),
+    std::printf("%-36s %2d/%-2d %-10s %-14s %-14s %7.3f %7.1fs\n", s.episode_id().c_str(), s.turn(), s.turns(),
                 s.stage().c_str(), s.turn() ? Verdict_Name(s.last_verdict()).c_str() : "-",
-                s.last_action().empty() ? "-" : s.last_action().c_str(), s.last_reward());
+                s.last_action().empty() ? "-" : s.last_action().c_str(), s.last_reward(), s.elapsed_s());
   };
   for (int i = 0; i < v.running_size() && static_cast<size_t>(i) < rows; ++i)
     row(v.running(i));

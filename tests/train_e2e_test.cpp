@@ -90,6 +90,7 @@ TEST(TrainEndToEnd, ResumesAfterSigkillWithoutLosingAFinishedEpisode) {
   ASSERT_LT(before.size(), 12u) << "the run finished before it could be killed";
   EXPECT_NE(top.find("episode"), std::string::npos) << top;  // kgym top reached the live monitor
   EXPECT_NE(top.find("it0/"), std::string::npos) << top;
+  EXPECT_NE(top.find("elapsed"), std::string::npos) << top;  // each episode's age (EpisodeStatus.elapsed_s)
 
   ASSERT_EQ(run({KGYM_BINARY, "train", "--resume", dir, "--quiet"}), 0);
   auto after = read_episodes(run_dir::episodes_path(dir));
