@@ -55,4 +55,13 @@ monitor_actor spawn_monitor(caf::actor_system& system, std::string run_dir, size
   return system.spawn(monitor_impl, std::move(run_dir), keep_recent);
 }
 
+std::optional<MonitorView> ask_view(caf::actor_system& system, const monitor_actor& monitor,
+                                    std::chrono::milliseconds timeout) {
+  std::optional<MonitorView> view;
+  caf::scoped_actor self{system};
+  self->request(monitor, timeout, caf::get_atom::value)
+      .receive([&](const MonitorView& v) { view = v; }, [](const caf::error&) {});
+  return view;
+}
+
 }  // namespace kgym

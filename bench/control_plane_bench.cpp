@@ -146,13 +146,8 @@ int main(int argc, char** argv) {
     std::atomic<bool> browsing_done{false};
     std::vector<std::thread> browsing;
     if (browsers > 0) {
-      view = std::make_unique<web::web_server>(store, web::web_options{}, [&]() -> std::optional<MonitorView> {
-        std::optional<MonitorView> v;
-        caf::scoped_actor asker{system};
-        asker->request(services.monitor, std::chrono::seconds(2), caf::get_atom::value)
-            .receive([&](const MonitorView& m) { v = m; }, [](const caf::error&) {});
-        return v;
-      });
+      view = std::make_unique<web::web_server>(store, web::web_options{},
+                                               [&] { return ask_view(system, services.monitor); });
       for (int b = 0; b < browsers; ++b)
         browsing.emplace_back([&, port = view->port()] { browse(port, browsing_done); });
     }

@@ -285,13 +285,10 @@ int run_serve(const std::vector<std::string>& argv) {
   serve_metrics metrics;
   const auto started_at = std::chrono::steady_clock::now();
   caf::scoped_actor asking{system};
-  // The scheduler's queue and executors with the request table's counts (GET /v1/status, /metrics).
-  auto status_now = [&]() {
+  // The request table's counts: with the scheduler's queue and executors in /v1/status and
+  // /metrics, alone on the board of the page for people (--web).
+  auto counts_now = [&]() {
     ServeStatus status;
-    asking->request(scheduler, std::chrono::seconds(2), status_atom::value)
-        .receive([&](const SchedulerStatus& s) { *status.mutable_scheduler() = s; },
-                 [&](const caf::error& e) { spdlog::warn("kgym serve: no status from the scheduler: {}",
-                                                         system.render(e)); });
     status.set_requests_in_flight(static_cast<int64_t>(requests.in_flight()));
     status.set_answers_kept(static_cast<int64_t>(requests.answers_kept()));
     status.set_awaiting_redelivery(static_cast<int64_t>(requests.waiting_redelivery()));
@@ -300,19 +297,18 @@ int run_serve(const std::vector<std::string>& argv) {
     status.set_uptime_s(std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count());
     return status;
   };
+  auto status_now = [&]() {
+    ServeStatus status = counts_now();
+    asking->request(scheduler, std::chrono::seconds(2), status_atom::value)
+        .receive([&](const SchedulerStatus& s) { *status.mutable_scheduler() = s; },
+                 [&](const caf::error& e) { spdlog::warn("kgym serve: no status from the scheduler: {}",
+                                                         system.render(e)); });
+    return status;
+  };
 
   // The page for people (--web): a board this loop keeps, the scheduler asked from its threads.
   auto board = std::make_shared<web::serve_board>();
-  auto publish_counts = [&]() {
-    ServeStatus counts;
-    counts.set_requests_in_flight(static_cast<int64_t>(requests.in_flight()));
-    counts.set_answers_kept(static_cast<int64_t>(requests.answers_kept()));
-    counts.set_awaiting_redelivery(static_cast<int64_t>(requests.waiting_redelivery()));
-    counts.set_answered(static_cast<int64_t>(served));
-    counts.set_refused(static_cast<int64_t>(refused));
-    counts.set_uptime_s(std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count());
-    board->set_counts(counts);
-  };
+  auto publish_counts = [&]() { board->set_counts(counts_now()); };
   std::unique_ptr<web::serve_view> web_page;
   if (a.has("web")) {
     auto options = web_listen_options(a.get("web"), a);

@@ -68,13 +68,7 @@ web::web_options web_listen_options(const std::string& listen, const args& a) {
 }
 
 web::live_view monitor_live_view(caf::actor_system& system, monitor_actor monitor) {
-  return [&system, monitor]() -> std::optional<MonitorView> {
-    std::optional<MonitorView> view;
-    caf::scoped_actor self{system};
-    self->request(monitor, std::chrono::seconds(2), caf::get_atom::value)
-        .receive([&](const MonitorView& v) { view = v; }, [](const caf::error&) {});
-    return view;
-  };
+  return [&system, monitor] { return ask_view(system, monitor); };
 }
 
 std::unique_ptr<web::web_server> start_web_view(const std::string& dir, const web::web_options& options,
@@ -119,7 +113,7 @@ int run_web(const std::vector<std::string>& argv) {
         return std::nullopt;
       remote->actor = *found;
     }
-    auto view = monitor_live_view(system, *remote->actor)();
+    auto view = ask_view(system, *remote->actor);
     if (!view)
       remote->actor.reset();
     return view;

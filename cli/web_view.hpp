@@ -17,7 +17,7 @@ namespace kgym::cli {
 // $KGYM_WEB_SECRET (or --web-secret-env NAME), required beyond loopback.
 web::web_options web_listen_options(const std::string& listen, const args& a);
 
-// The monitor's view, asked with a deadline (nullopt when it does not answer).
+// The monitor's view as the web view asks for it (actors/monitor's ask_view).
 web::live_view monitor_live_view(caf::actor_system& system, monitor_actor monitor);
 
 // Starts the view of the run in `dir` and logs where it is; writes the port to `port_file`

@@ -1,10 +1,12 @@
 #include "web/http_guard.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "messages/json.hpp"
 #include "messages/kgym.pb.h"
 #include "service/eval_api.hpp"
+#include "web/page_assets.hpp"
 
 namespace kgym::web {
 
@@ -79,6 +81,20 @@ bool authorized(const std::string& secret, const httplib::Request& req, httplib:
   send_error(res, 401, "this view requires its secret: open it with ?key=<secret> once, or send "
                        "Authorization: Bearer <secret>");
   return false;
+}
+
+void serve_pages(httplib::Server& server, const std::string& secret, const std::vector<std::string>& paths,
+                 const std::string& home) {
+  for (const auto& asset : page_assets()) {
+    if (std::find(paths.begin(), paths.end(), asset.path) == paths.end())
+      continue;
+    auto serve = guarded(secret, [&asset](const httplib::Request&, httplib::Response& res) {
+      res.set_content(asset.body, asset.content_type.c_str());
+    });
+    server.Get(asset.path, serve);
+    if (asset.path == home)
+      server.Get("/", serve);
+  }
 }
 
 void require_secret_beyond_loopback(const std::string& host, const std::string& secret, const std::string& what) {

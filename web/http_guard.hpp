@@ -7,6 +7,7 @@
 #include <httplib.h>
 
 #include <string>
+#include <vector>
 
 namespace kgym::web {
 
@@ -20,6 +21,19 @@ void send_error(httplib::Response& res, int status, const std::string& text);
 // "Authorization: Bearer", by the cookie, or by ?key= (which then sets the cookie). Otherwise
 // answers 401 itself.
 bool authorized(const std::string& secret, const httplib::Request& req, httplib::Response& res);
+
+// `handler`, answered only where `authorized`.
+template <class Handler>
+httplib::Server::Handler guarded(const std::string& secret, Handler handler) {
+  return [secret, handler](const httplib::Request& req, httplib::Response& res) {
+    if (authorized(secret, req, res))
+      handler(req, res);
+  };
+}
+
+// Serves the page's own files named in `paths` (web/page_assets), `home` also at "/".
+void serve_pages(httplib::Server& server, const std::string& secret, const std::vector<std::string>& paths,
+                 const std::string& home);
 
 // Throws std::invalid_argument for a host beyond loopback without a secret (`what`: the page).
 void require_secret_beyond_loopback(const std::string& host, const std::string& secret, const std::string& what);

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "web/http_guard.hpp"
-#include "web/page_assets.hpp"
 
 namespace kgym::web {
 
@@ -46,23 +45,8 @@ serve_view::serve_view(web_options options, std::shared_ptr<const serve_board> b
   require_secret_beyond_loopback(options_.host, options_.secret, "the service's page");
   server_.new_task_queue = [] { return new httplib::ThreadPool(8); };
   secure_defaults(server_);
-  auto guarded = [this](auto handler) {
-    return [this, handler](const httplib::Request& req, httplib::Response& res) {
-      if (authorized(options_.secret, req, res))
-        handler(req, res);
-    };
-  };
-  for (const auto& asset : page_assets()) {
-    if (asset.path != "/serve.html" && asset.path != "/serve.js" && asset.path != "/style.css")
-      continue;
-    auto serve = guarded([&asset](const httplib::Request&, httplib::Response& res) {
-      res.set_content(asset.body, asset.content_type.c_str());
-    });
-    server_.Get(asset.path, serve);
-    if (asset.path == "/serve.html")
-      server_.Get("/", serve);
-  }
-  server_.Get("/api/serve", guarded([this](const httplib::Request& req, httplib::Response& res) {
+  serve_pages(server_, options_.secret, {"/serve.html", "/serve.js", "/style.css"}, "/serve.html");
+  server_.Get("/api/serve", guarded(options_.secret, [this](const httplib::Request& req, httplib::Response& res) {
     size_t limit = 50;
     if (req.has_param("limit")) {
       const std::string text = req.get_param_value("limit");

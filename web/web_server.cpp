@@ -1,16 +1,14 @@
 #include "web/web_server.hpp"
 
 #include <chrono>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 
 #include "messages/json.hpp"
+#include "pipeline/file_io.hpp"
 #include "report/metric_panels.hpp"
 #include "web/episode_query.hpp"
 #include "web/http_guard.hpp"
-#include "web/page_assets.hpp"
 
 namespace kgym::web {
 
@@ -21,16 +19,6 @@ constexpr double live_cache_s = 0.5;  // browsers' polls within it share one mon
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
-
-std::string read_whole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return "";
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 
 std::string event(const std::string& name, const google::protobuf::Message& data) {
   return "event: " + name + "\ndata: " + to_json(data) + "\n\n";
@@ -130,37 +118,28 @@ web_server::snapshot web_server::current() {
 }
 
 void web_server::routes() {
-  auto guarded = [this](auto handler) {
-    return [this, handler](const httplib::Request& req, httplib::Response& res) {
-      if (authorized(options_.secret, req, res))
-        handler(req, res);
-    };
-  };
-  for (const auto& asset : page_assets()) {
-    if (asset.path == "/serve.html" || asset.path == "/serve.js")
-      continue;  // the service's page (serve_view)
-    auto serve = guarded([&asset](const httplib::Request&, httplib::Response& res) {
-      res.set_content(asset.body, asset.content_type.c_str());
-    });
-    server_.Get(asset.path, serve);
-    if (asset.path == "/index.html")
-      server_.Get("/", serve);
-  }
+  serve_pages(server_, options_.secret, {"/index.html", "/app.js", "/style.css"}, "/index.html");
   for (const auto& [name, type] : {std::pair<std::string, std::string>{"dygraph.min.js", "text/javascript"},
                                    {"dygraph.min.css", "text/css"}}) {
-    std::string body = read_whole(options_.asset_dir + "/" + name);
+    std::string body;
+    try {
+      body = read_file(options_.asset_dir + "/" + name);
+    } catch (const std::runtime_error&) {
+      // not installed: each request for it hears what to install
+    }
     std::string missing = options_.asset_dir + "/" + name + " is missing: install Debian's libjs-dygraphs";
-    server_.Get("/lib/" + name, guarded([body, type = type, missing](const httplib::Request&, httplib::Response& res) {
+    auto serve = [body, type = type, missing](const httplib::Request&, httplib::Response& res) {
       if (body.empty())
         send_error(res, 404, missing);
       else
         res.set_content(body, type.c_str());
-    }));
+    };
+    server_.Get("/lib/" + name, guarded(options_.secret, serve));
   }
-  server_.Get("/api/run", guarded([this](const httplib::Request&, httplib::Response& res) {
+  server_.Get("/api/run", guarded(options_.secret, [this](const httplib::Request&, httplib::Response& res) {
     send_json(res, current().run);
   }));
-  server_.Get("/api/metrics", guarded([this](const httplib::Request& req, httplib::Response& res) {
+  server_.Get("/api/metrics", guarded(options_.secret, [this](const httplib::Request& req, httplib::Response& res) {
     std::string since_text = req.get_param_value("since");
     int64_t since = 0;
     if (!since_text.empty()) {
@@ -180,18 +159,20 @@ void web_server::routes() {
       *series.add_iterations() = index_.metrics()[i];
     send_json(res, series);
   }));
-  server_.Get("/api/episodes", guarded([this](const httplib::Request& req, httplib::Response& res) {
+  server_.Get("/api/episodes", guarded(options_.secret, [this](const httplib::Request& req, httplib::Response& res) {
     std::map<std::string, std::string> query(req.params.begin(), req.params.end());
     query.erase("key");
     std::string error;
     auto filter = parse_filter(query, &error);
     if (!filter)
       return send_error(res, 400, error);
-    snapshot s = current();
+    auto live = live_now();  // the table needs the running episodes, not the whole RunView
     std::lock_guard<std::mutex> lock(index_mutex_);
-    send_json(res, select(s.live->running, index_.finished(), *filter));
+    index_.refresh();
+    send_json(res, select(live->running, index_.finished(), *filter));
   }));
-  server_.Get(R"(/api/episodes/(.+))", guarded([this](const httplib::Request& req, httplib::Response& res) {
+  server_.Get(R"(/api/episodes/(.+))",
+              guarded(options_.secret, [this](const httplib::Request& req, httplib::Response& res) {
     std::string id = req.matches[1];
     std::optional<Episode> episode;
     {
@@ -204,7 +185,7 @@ void web_server::routes() {
                                   "/api/episodes?state=running; its turns are stored when it finishes)");
     send_json(res, *episode);
   }));
-  server_.Get("/api/events", guarded([this](const httplib::Request& req, httplib::Response& res) {
+  server_.Get("/api/events", guarded(options_.secret, [this](const httplib::Request& req, httplib::Response& res) {
     stream_events(req, res);
   }));
 }

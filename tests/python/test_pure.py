@@ -132,11 +132,11 @@ class CostModel(unittest.TestCase):
 
 class BatchSize(unittest.TestCase):
     def test_long_enough_to_amortise_a_request_within_memory(self):
-        self.assertEqual(timing.batch_size(0.0027, 1 << 20), 19)     # ceil(0.05 / 0.0027)
-        self.assertEqual(timing.batch_size(0.2, 1 << 20), 1)         # one long call is a batch
-        self.assertEqual(timing.batch_size(1e-5, 1 << 20), 64)       # capped
-        self.assertEqual(timing.batch_size(1e-3, 1 << 30), 4)        # 4 GiB budget / 1 GiB per call
-        self.assertEqual(timing.batch_size(1e-3, 16 << 30), 1)       # never fewer than one
+        self.assertEqual(timing.batch_size(0.0027, 1 << 20, 4 << 30), 19)     # ceil(0.05 / 0.0027)
+        self.assertEqual(timing.batch_size(0.2, 1 << 20, 4 << 30), 1)         # one long call is a batch
+        self.assertEqual(timing.batch_size(1e-5, 1 << 20, 4 << 30), 64)       # capped
+        self.assertEqual(timing.batch_size(1e-3, 1 << 30, 4 << 30), 4)        # 4 GiB budget / 1 GiB per call
+        self.assertEqual(timing.batch_size(1e-3, 16 << 30, 4 << 30), 1)       # never fewer than one
         self.assertEqual(timing.batch_size(1e-3, 1 << 30, 16 << 30), 16)  # EvalOptions.batch_memory_mb 16384
         self.assertEqual(timing.batch_budget(16 << 30, 120 << 30), 16 << 30)  # the options' budget
         self.assertEqual(timing.batch_budget(16 << 30, 48 << 30), 8 << 30)    # a sixth of what is free
@@ -174,15 +174,15 @@ class TimingPlan(unittest.TestCase):
         side = ScriptedSide(cost=0.0004, call=0.002)  # 2 ms a call: 25 calls make 50 ms
         started = timing.start_plan(lambda x: x * 2, side, [torch.ones(4)], warmup=3)
         self.assertEqual(side.requests, [(1, 3)])  # the warm-up: one request of three passes, sent
-        planned = timing.plan(side, started, "cpu", reps=1000, new_inputs=None)
+        planned = timing.plan(side, started, "cpu", reps=1000, new_inputs=None, batch_memory_bytes=4 << 30)
         self.assertEqual(side.finished, started["warming"])  # its answer taken before calibrating
         self.assertEqual(planned["batch"], 21)  # ceil(0.05 / 0.0024): the request's cost included
         self.assertEqual(side.requests, [(1, 3)] + [(1, 1)] * timing.CALIBRATION_REQUESTS)
         pattern = planned["expected"][0]  # the output's shape and dtype, no memory
         self.assertEqual((pattern.device.type, tuple(pattern.shape), pattern.dtype), ("meta", (4,), torch.float32))
         self.assertEqual(started["set_bytes"], 32)  # four float32 inputs, four outputs
-        self.assertEqual(timing.plan(side, started, "cpu", 12, None)["batch"], 3)  # 12 calls: 4 batches
-        self.assertEqual(timing.plan(side, started, "cpu", 3, None)["batch"], 1)
+        self.assertEqual(timing.plan(side, started, "cpu", 12, None, 4 << 30)["batch"], 3)  # 12 calls: 4 batches
+        self.assertEqual(timing.plan(side, started, "cpu", 3, None, 4 << 30)["batch"], 1)
 
     def test_a_large_set_warms_up_after_the_trials(self):
         side, made = ScriptedSide(cost=0.0004, call=0.002), []
@@ -193,7 +193,7 @@ class TimingPlan(unittest.TestCase):
         finally:
             timing.OVERLAP_MAX_BYTES = old
         self.assertEqual(side.requests, [])  # 32 bytes: nothing sent before the trials
-        planned = timing.plan(side, started, "cpu", 1000, lambda: made.append(1) or [torch.ones(4)])
+        planned = timing.plan(side, started, "cpu", 1000, lambda: made.append(1) or [torch.ones(4)], 4 << 30)
         self.assertEqual(len(made), 1)  # fresh inputs for the warm-up, sent now
         self.assertEqual(side.requests, [(1, 3)] + [(1, 1)] * timing.CALIBRATION_REQUESTS)
         self.assertEqual((side.finished, planned["batch"]), (started["warming"], 21))

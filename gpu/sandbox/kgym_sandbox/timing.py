@@ -100,7 +100,7 @@ def warm_up(timed_reference, inputs: list, expected: list, started: dict) -> Non
     started["warming"] = timed_reference.start_batch(1, passes=started["warmup"])
 
 
-def plan(timed_reference, started: dict, device: str, reps: int, new_inputs, batch_memory_bytes: int = 4 << 30) -> dict:
+def plan(timed_reference, started: dict, device: str, reps: int, new_inputs, batch_memory_bytes: int) -> dict:
     """The calls per batch, from the timed reference's time per request of one call (after
     the warm-up `start_plan` sent, or one sent now) and the batch's memory budget (inputs and
     outputs, each side: EvalOptions.batch_memory_mb), and the reference's outputs as a pattern
@@ -199,7 +199,7 @@ class StopRule:
             ratio_rse(ref_batches, cand_batches, MIN_STOPPING_PAIRS) <= self.precision
 
 
-def batch_size(call_s: float, set_bytes: int, memory_bytes: int = 4 << 30) -> int:
+def batch_size(call_s: float, set_bytes: int, memory_bytes: int) -> int:
     """Calls per batch: long enough to amortise a request, within the memory budget."""
     by_time = math.ceil(BATCH_TARGET_S / max(call_s, 1e-6))
     by_memory = memory_bytes // max(set_bytes, 1)
