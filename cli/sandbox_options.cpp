@@ -14,6 +14,8 @@ executor_options sandbox_options(const args& a, Device device) {
   exec.launch.sandbox_dir = sandbox_dir();
   if (device == CUDA && !a.has("no-cupti"))
     exec.launch.cupti_library = cupti_library();
+  if (device == CUDA)
+    exec.launch.checks_library = checks_library();
   if (device == CPU)
     exec.launch.trace_library = trace_library();
   exec.extension_cache = extension_cache_dir();

@@ -17,6 +17,7 @@ cp build/tests/CTestTestfile.cmake .debs/build/tests/
 strip --strip-debug -o .debs/build/kgym build/kgym
 [ -f build/libkgym_cupti.so ] && strip --strip-debug -o .debs/build/libkgym_cupti.so build/libkgym_cupti.so
 strip --strip-debug -o .debs/build/libkgym_trace.so build/libkgym_trace.so
+[ -f build/libkgym_checks.so ] && strip --strip-debug -o .debs/build/libkgym_checks.so build/libkgym_checks.so
 strip --strip-debug -o .debs/build/control_plane_bench build/control_plane_bench
 for t in build/tests/*_test; do strip --strip-debug -o ".debs/build/tests/$(basename "$t")" "$t"; done
 du -sh .debs/build

@@ -42,6 +42,8 @@ std::string built_library(const char* env, const std::string& file) {
 
 std::string cupti_library() { return built_library("KGYM_CUPTI_LIB", "libkgym_cupti.so"); }
 
+std::string checks_library() { return built_library("KGYM_CHECKS_LIB", "libkgym_checks.so"); }
+
 std::string trace_library() { return built_library("KGYM_TRACE_LIB", "libkgym_trace.so"); }
 
 std::string extension_cache_dir() {

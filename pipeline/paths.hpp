@@ -15,6 +15,8 @@ std::string builtin_tasks_dir();
 std::string cupti_library();
 // gpu/trace's CPU library, found the same way ($KGYM_TRACE_LIB).
 std::string trace_library();
+// gpu/checks' one-pass output checks for the judge on the GPU, found the same way ($KGYM_CHECKS_LIB).
+std::string checks_library();
 // Where candidates' CUDA extensions are cached once built: $KGYM_EXTENSION_CACHE, else
 // $XDG_CACHE_HOME/kgym/extensions, else ~/.cache/kgym/extensions. Only kgym writes there.
 std::string extension_cache_dir();

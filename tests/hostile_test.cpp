@@ -120,6 +120,7 @@ executor_options test_executor_options() {
   options.launch.python = python();
   options.launch.sandbox_dir = source_path("gpu/sandbox");
   options.launch.cupti_library = cupti_library();
+  options.launch.checks_library = checks_library();
   options.launch.trace_library = trace_library();
   return options;
 }

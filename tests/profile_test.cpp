@@ -21,6 +21,7 @@ class Profile : public ::testing::Test {
     options.launch.python = python();
     options.launch.sandbox_dir = source_path("gpu/sandbox");
     options.launch.cupti_library = cupti_library();
+    options.launch.checks_library = checks_library();
     if (const char* archive = std::getenv("KGYM_TRACE_ARCHIVE"))
       options.trace_archive = archive;
     evaluator_ = std::make_unique<sandbox_evaluator>(options);

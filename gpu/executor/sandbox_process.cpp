@@ -107,6 +107,8 @@ std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready*
   env_store.push_back(pythonpath);
   if (launch_.device == CUDA && !launch_.cupti_library.empty())
     env_store.push_back("KGYM_CUPTI_LIB=" + launch_.cupti_library);
+  if (launch_.device == CUDA && !launch_.checks_library.empty())
+    env_store.push_back("KGYM_CHECKS_LIB=" + launch_.checks_library);
   if (launch_.device == CPU && !launch_.trace_library.empty())
     env_store.push_back("KGYM_TRACE_LIB=" + launch_.trace_library);
   if (!cores.empty())

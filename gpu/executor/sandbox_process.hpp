@@ -19,6 +19,7 @@ struct sandbox_launch {
   std::string log_path;     // the zygote's own stderr goes here
   std::string cupti_library;  // gpu/cupti's injection library (CUDA only; empty: none)
   std::string trace_library;  // gpu/trace's library (CPU only: phase calls, no kernels; empty: none)
+  std::string checks_library;  // gpu/checks' output checks for the judge (CUDA only; empty: PyTorch's operators)
   int gpu = -1;               // CUDA only: the one GPU this sandbox sees (-1: as inherited)
   // CUDA only: "J,C,R", a core each for the judge, the candidate's process and the reference
   // runner (a launch-bound model's time follows its launching thread's core, and a candidate

@@ -55,10 +55,24 @@ class Compare(unittest.TestCase):
 
     def test_fingerprint_tells_equal_from_different(self):
         a = torch.arange(1000.0)
-        self.assertEqual(compare.fingerprint(a), compare.fingerprint(a.clone()))
         b = a.clone()
         b[500] += 1
-        self.assertNotEqual(compare.fingerprint(a), compare.fingerprint(b))
+        same = compare.fingerprints([a], compare.compare(a, a.clone(), 0.0, 0.0)["measured"])
+        self.assertEqual(same[0], same[1])
+        moved = compare.fingerprints([a], compare.compare(a, b, 2.0, 0.0)["measured"])
+        self.assertNotEqual(moved[0], moved[1])
+        self.assertEqual(moved[1], same[1])
+
+    def test_measure_sums_exactly(self):
+        e = torch.tensor([1.0, -2.0, 3.0, float("nan")])
+        a = torch.tensor([1.5, -2.0, 3.0, float("nan")])
+        m = compare.measure(e, a, 0.1, 0.0)
+        self.assertEqual((m.outside, m.max_abs_error, m.squared_error), (1, 0.5, 0.25))
+        self.assertEqual(m.max_abs_expected, 3.0)
+        self.assertTrue(math.isnan(m.sum_expected))
+        ints = compare.measure(torch.arange(4), torch.tensor([0, 1, 2, 5]), 0.0, 0.0)
+        self.assertEqual((ints.outside, ints.sum_expected, ints.squares_actual, ints.squared_error), (1, 6.0, 30.0, 4.0))
+        self.assertEqual(ints.sample_actual, (0.0, 1.0, 2.0, 5.0))
 
 
     def test_piecewise_checks_agree_with_whole_ones(self):
@@ -79,7 +93,9 @@ class Compare(unittest.TestCase):
                                  compare.compare(expected, actual.nan_to_num(posinf=0.0), 1e-2, 1e-2),
                                  compare.all_close([expected], [actual], 1e-2, 1e-2),
                                  compare.all_close([expected], [expected.clone()], 1e-2, 1e-2),
-                                 compare.fingerprint(expected), tracker.sums))
+                                 compare.fingerprints([expected], compare.compare(expected, expected + 1e-3, 1e-2,
+                                                                                  1e-2)["measured"]),
+                                 tracker.sums))
             finally:
                 compare.PIECE = old
         self.assertEqual(findings[0][0]["message"], "1 NaN/Inf values where the reference is finite")
@@ -90,9 +106,10 @@ class Compare(unittest.TestCase):
                 self.assertEqual(whole["message"], piecewise["message"])
                 self.assertAlmostEqual(whole["max_abs_error"], piecewise["max_abs_error"], places=12)
             elif isinstance(whole, tuple):
-                self.assertEqual(whole[0][:2], piecewise[0][:2])
-                self.assertAlmostEqual(whole[0][2], piecewise[0][2], places=9)
-                self.assertEqual(whole[0][4], piecewise[0][4])
+                for (w,), (p,) in zip(whole, piecewise):  # the output's print, the reference's
+                    self.assertEqual(w[:2], p[:2])
+                    self.assertAlmostEqual(w[2], p[2], places=9)
+                    self.assertEqual(w[4], p[4])
             elif isinstance(whole, dict):
                 self.assertAlmostEqual(whole[0][3], piecewise[0][3], places=9)
             else:

@@ -11,7 +11,7 @@ error about as large as that spread. The rule: the error may not exceed MAX_SHAR
 of the spread, unless it is within what the precision resolves anyway,
 RESOLUTION[dtype] x sqrt(sum of reference^2) (so an honest fp16 or bf16 kernel on an output
 that barely moves is not failed for its rounding, and an output that is constant by the
-task's design, spread 0, may differ by rounding only). Sums stream per output tensor: no
+task's design, spread 0, may differ by rounding only). Sums stream per output tensor (from compare's one pass): no
 output is kept.
 """
 import math
@@ -44,17 +44,18 @@ class Tracker:
         self.sums = {}  # output index -> [n, sum ref, sum ref^2, sum err^2, resolution]
 
     def add(self, expected: list, actual: list) -> None:
-        for i, (e, a) in enumerate(zip(expected, actual)):
+        self.add_measured(expected, [compare.measure(e, a, 0.0, 0.0) for e, a in zip(expected, actual)])
+
+    def add_measured(self, expected: list, measured: list) -> None:
+        """One call's outputs, from their `compare.Measured` (the sums compare made anyway)."""
+        for i, (e, m) in enumerate(zip(expected, measured)):
             if not e.is_floating_point() or e.numel() == 0:
                 continue
-            # float64 sums without float64 copies, piece by piece (compare.pieces)
-            wide = torch.float32 if e.element_size() < 4 else e.dtype
             sums = self.sums.setdefault(i, [0, 0.0, 0.0, 0.0, RESOLUTION.get(e.dtype, 2.0 ** -16)])
             sums[0] += e.numel()
-            for e_part, a_part in compare.pieces(e, a):
-                sums[1] += float(torch.sum(e_part, dtype=torch.float64))
-                sums[2] += float(torch.linalg.vector_norm(e_part, dtype=torch.float64)) ** 2
-                sums[3] += float(torch.linalg.vector_norm(a_part.to(wide) - e_part.to(wide), dtype=torch.float64)) ** 2
+            sums[1] += m.sum_expected
+            sums[2] += m.squares_expected
+            sums[3] += m.squared_error
 
     def verdict(self) -> dict:
         """correct, and a message for the first output that does not follow."""

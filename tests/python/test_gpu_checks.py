@@ -1,0 +1,75 @@
+"""The judge's one-pass output checks on the GPU (gpu/checks, output_kernel.py) against the
+same rule done with PyTorch's operators: the same verdicts value by value, the same sums.
+Exit 77 (a CTest skip) without a GPU or without the library."""
+import math
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "gpu", "sandbox"))
+
+import torch  # noqa: E402
+
+from kgym_sandbox import compare, output_kernel  # noqa: E402
+
+
+def both(e, a, atol, rtol):
+    wide = torch.float32 if e.element_size() <= 4 else torch.float64
+    kernel = output_kernel.totals(e, a, atol, rtol)
+    assert kernel is not None, "the kernel did not apply"
+    return kernel.tolist(), compare.operator_totals(e, a, atol, rtol, wide).tolist()
+
+
+class OutputKernel(unittest.TestCase):
+    def test_counts_what_torch_isclose_counts_at_the_boundary(self):
+        """Values placed a few float32 steps either side of atol + rtol*|e|, with NaN and
+        infinities among them: the same number outside, the same maxima."""
+        g = torch.Generator(device="cuda").manual_seed(3)
+        for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
+            e = torch.randn(1 << 20, generator=g, device="cuda").to(dtype)
+            allowed = 1e-2 + (1e-2 * e.float()).abs()
+            steps = torch.randint(-3, 4, e.shape, generator=g, device="cuda").float()
+            a = (e.float() + allowed * (1 + steps * 2.0 ** -23)).to(dtype)
+            a[:8] = torch.tensor([float("nan"), float("inf"), -float("inf"), 0, 0, float("nan"), 1, 2]).to(dtype)
+            e[5], e[6], e[7] = float("nan"), float("inf"), float("inf")
+            kernel, operators = both(e, a, 1e-2, 1e-2)
+            with self.subTest(dtype=dtype):
+                outside = int((~torch.isclose(a.to(torch.float64 if dtype == torch.float64 else torch.float32),
+                                              e.to(torch.float64 if dtype == torch.float64 else torch.float32),
+                                              rtol=1e-2, atol=1e-2, equal_nan=True)).sum())
+                self.assertEqual(kernel[0], outside)
+                self.assertEqual(operators[0], outside)
+                self.assertEqual(kernel[9], operators[9])    # max |a - e|
+                self.assertEqual(kernel[10], operators[10])  # max |e|
+                self.assertTrue(math.isnan(kernel[3]) and math.isnan(operators[3]))  # e holds a NaN
+
+    def test_sums_agree_and_repeat_bit_for_bit(self):
+        g = torch.Generator(device="cuda").manual_seed(4)
+        e = torch.randn(3 << 22, generator=g, device="cuda")
+        a = e + 1e-3 * torch.randn(e.shape, generator=g, device="cuda")
+        kernel, operators = both(e, a, 1e-2, 1e-2)
+        self.assertEqual(kernel[0], 0.0)
+        for column in (3, 4, 5, 6, 7):
+            self.assertAlmostEqual(kernel[column] / operators[column], 1.0, places=9)
+        self.assertEqual(output_kernel.totals(e, a.clone(), 1e-2, 1e-2).tolist(), kernel)
+
+    def test_measure_takes_the_kernel_and_non_contiguous_outputs_work(self):
+        e = torch.randn(300, 500, device="cuda").t()
+        m = compare.measure(e, e.contiguous() + 0.5, 1e-2, 1e-2)
+        self.assertEqual(m.outside, 150000)
+        self.assertAlmostEqual(m.max_abs_error, 0.5, places=5)  # (e + 0.5) - e, rounded in float32
+        self.assertIsNone(output_kernel.totals(torch.arange(4, device="cuda"), torch.arange(4, device="cuda"), 0, 0))
+        near = e.contiguous() + 0.001
+        self.assertTrue(compare.all_close([e.contiguous()], [near], 1e-2, 1e-2))
+        near[7, 7] += 1.0
+        self.assertFalse(compare.all_close([e.contiguous()], [near], 1e-2, 1e-2))
+
+
+if __name__ == "__main__":
+    if not torch.cuda.is_available():
+        print("[  SKIPPED ] no GPU")
+        sys.exit(77)
+    if output_kernel.library() is None:
+        print(f"[  SKIPPED ] no output checks library (KGYM_CHECKS_LIB={os.environ.get('KGYM_CHECKS_LIB', '')!r})")
+        sys.exit(77)
+    unittest.main()
