@@ -456,22 +456,31 @@ TEST(Containment, ACandidateHoldsOnlyItsOwnDescriptors) {
 }
 
 // The candidate's tasks are bounded as a tree: where a pids cgroup is granted (as root with a
-// pids hierarchy: candidate:pids_cgroup=N) the threads it starts stop below N, else at
-// RLIMIT_NPROC (1024 for its uid); either way the next evaluation is OK.
+// pids hierarchy: candidate:pids_cgroup=N) the threads it starts stop below N; else the
+// executor counts its pid namespace (candidate:tasks_by_polling=N) and stops it past N
+// (RESOURCE_LIMIT, evidence tasks_limit), or RLIMIT_NPROC (1024 for its uid) stops them.
+// Either way the next evaluation is OK.
 TEST(Containment, TheCandidatesTasksAreBounded) {
   if (test_device() == CUDA && !gpu_present())
     GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
   ExecResult r = evaluator().evaluate(appended_request("spawns_threads"));
-  const std::string prefix = "candidate:pids_cgroup=";
-  long limit = 0;
-  for (const auto& granted : r.isolation())
-    if (granted.rfind(prefix, 0) == 0)
-      limit = std::stol(granted.substr(prefix.size()));
-  const auto at = r.message().find("threads ");
-  ASSERT_NE(at, std::string::npos) << summary_line(r);
-  const long started = std::stol(r.message().substr(at + 8));
-  EXPECT_LT(started, limit > 0 ? limit : 1024) << summary_line(r);
-  EXPECT_GT(started, 0) << summary_line(r);
+  auto granted = [&r](const std::string& prefix) -> long {
+    for (const auto& g : r.isolation())
+      if (g.rfind(prefix, 0) == 0)
+        return std::stol(g.substr(prefix.size()));
+    return 0;
+  };
+  const long cgroup = granted("candidate:pids_cgroup="), polled = granted("candidate:tasks_by_polling=");
+  if (polled > 0) {
+    EXPECT_EQ(Verdict_Name(r.verdict()), "RESOURCE_LIMIT") << summary_line(r);
+    EXPECT_TRUE(has_evidence(r, "tasks_limit")) << summary_line(r);
+  } else {
+    const auto at = r.message().find("threads ");
+    ASSERT_NE(at, std::string::npos) << summary_line(r);
+    const long started = std::stol(r.message().substr(at + 8));
+    EXPECT_LT(started, cgroup > 0 ? cgroup : 1024) << summary_line(r);
+    EXPECT_GT(started, 0) << summary_line(r);
+  }
   ExecResult after = evaluator().evaluate(request_for("gelu_scale_residual", "correct_after_threads", fused_candidate()));
   EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);
 }

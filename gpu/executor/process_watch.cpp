@@ -18,7 +18,7 @@ namespace kgym {
 namespace {
 
 // Fields after the command name in /proc/PID/stat: state ppid pgrp session ... rss is 22nd.
-bool read_stat(const char* pid, long* session, long* rss_pages) {
+bool read_stat(const char* pid, long* session, long* rss_pages, long* threads = nullptr) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%s/stat", pid);
   FILE* f = std::fopen(path, "r");
@@ -34,14 +34,16 @@ bool read_stat(const char* pid, long* session, long* rss_pages) {
   char state;
   long ppid, pgrp, sess;
   long skip;
-  long rss;
+  long rss, num_threads;  // fields 24 and 20
   int got = std::sscanf(p + 2, "%c %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld",
                         &state, &ppid, &pgrp, &sess, &skip, &skip, &skip, &skip, &skip, &skip, &skip, &skip,
-                        &skip, &skip, &skip, &skip, &skip, &skip, &skip, &skip, &skip, &rss);
+                        &skip, &skip, &skip, &skip, &skip, &num_threads, &skip, &skip, &skip, &rss);
   if (got != 22)
     return false;
   *session = sess;
   *rss_pages = rss;
+  if (threads)
+    *threads = num_threads;
   return true;
 }
 
@@ -151,6 +153,16 @@ int64_t pid_namespace_memory_bytes(const std::string& pid_namespace) {
   return memory_of([&pid_namespace](const std::string& proc) {
     return namespace_link(proc) == pid_namespace;
   });
+}
+
+int64_t pid_namespace_tasks(const std::string& pid_namespace) {
+  int64_t total = 0;
+  for_each_process([&](const char* pid) {
+    long session = 0, rss = 0, threads = 0;
+    if (namespace_link(std::string("/proc/") + pid) == pid_namespace && read_stat(pid, &session, &rss, &threads))
+      total += threads;
+  });
+  return total;
 }
 
 int64_t cgroup_memory_bytes(const std::string& usage_file) {

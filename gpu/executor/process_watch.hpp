@@ -28,6 +28,10 @@ std::string pid_namespace_of(pid_t pid);
 // cgroup nor a uid of its own counts it (unprivileged). No process leaves a pid namespace.
 int64_t pid_namespace_memory_bytes(const std::string& pid_namespace);
 
+// The tasks (processes and threads) of every process in `pid_namespace`: what a candidate runs
+// where no pids cgroup bounds its tree (unprivileged), counted as the memory is.
+int64_t pid_namespace_tasks(const std::string& pid_namespace);
+
 // The bytes a cgroup's usage file (memory.current, memory.usage_in_bytes) says are in use; 0
 // if it cannot be read.
 int64_t cgroup_memory_bytes(const std::string& usage_file);

@@ -312,6 +312,7 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
   int64_t peak_disk = 0;
   const std::string cgroup_usage_file = event.started().memory_usage_file();
   const int64_t tasks_limit = event.started().tasks_limit();
+  const int64_t polled_tasks_limit = event.started().polled_tasks_limit();
   auto private_disk_used = [&]() -> int64_t {
     if (disk_limit_mb <= 0)
       return 0;
@@ -334,6 +335,17 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     polled_too_many = polled_too_many || use.more;
     return use.more || use.bytes > (polled_disk_limit_mb << 20);
   };
+  // Without a pids cgroup (unprivileged), RLIMIT_NPROC counts the tasks of kgym's whole uid,
+  // siblings included: the executor also counts the candidate's pid namespace every tick.
+  int64_t polled_tasks_peak = 0;
+  bool tasks_polled = false;
+  auto polled_tasks_over = [&](const std::string& pidns) -> bool {
+    if (polled_tasks_limit <= 0 || pidns.empty())
+      return false;
+    tasks_polled = true;
+    polled_tasks_peak = std::max(polled_tasks_peak, pid_namespace_tasks(pidns));
+    return polled_tasks_peak > polled_tasks_limit;
+  };
   auto kill_both = [&] {
     kill_group(child);
     kill_group(candidate);
@@ -348,7 +360,8 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
   auto deadline = limit();
   bool have_result = false, exited = false;
   ExecResult reported;
-  enum class kill_reason { none, timeout, memory, disk, cancelled, bad_frame, zygote_lost } killed = kill_reason::none;
+  enum class kill_reason { none, timeout, memory, disk, tasks, cancelled, bad_frame, zygote_lost } killed =
+      kill_reason::none;
   bool total_timed_out = false;
   int64_t peak_rss = 0;
   bool counted_by_uid = false;  // the memory fallback without a cgroup held the candidate
@@ -415,6 +428,8 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
       stop(kill_reason::memory);
     } else if (killed == kill_reason::none && polled_disk_over()) {
       stop(kill_reason::disk);
+    } else if (killed == kill_reason::none && polled_tasks_over(candidate_pidns)) {
+      stop(kill_reason::tasks);
     } else if (killed == kill_reason::none && options_.withdrawn->cancelled(request.request_id())) {
       stop(kill_reason::cancelled);
     } else if (clock_type::now() >= deadline) {
@@ -456,6 +471,11 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
                  polled_too_many ? "more than " + std::to_string(max_private_entries) + " files"
                                  : std::to_string(polled_disk_peak >> 20) + " MiB seen",
                  "executor");
+  } else if (killed == kill_reason::tasks) {
+    fail(&result, RESOURCE_LIMIT, phase,
+         "it ran more than " + std::to_string(polled_tasks_limit) + " tasks (processes and threads) at once");
+    add_evidence(&result, "tasks_limit", std::to_string(polled_tasks_peak) + " tasks seen in its pid namespace",
+                 "executor");
   } else if (killed == kill_reason::bad_frame) {
     fail(&result, HACKED, phase, "the sandbox channel carried a forged or malformed frame");
     add_evidence(&result, "forged_frame", frame_error, "executor");
@@ -483,6 +503,8 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     result.add_isolation("candidate:memory_by_pidns");
   if (tasks_limit > 0)
     result.add_isolation("candidate:pids_cgroup=" + std::to_string(tasks_limit));
+  if (tasks_polled)
+    result.add_isolation("candidate:tasks_by_polling=" + std::to_string(polled_tasks_limit));
   if (polled_disk_limit_mb > 0)
     result.add_isolation("candidate:disk_by_polling=" + std::to_string(polled_disk_limit_mb) + "MiB");
   if (disk_limit_mb > 0) {

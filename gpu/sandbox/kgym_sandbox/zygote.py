@@ -543,7 +543,9 @@ def begin(pair: Pair, evaluation: dict, exiting_pids: set = frozenset()):
     started = time.perf_counter()
     limits = {"memory_usage_file": pair.limit_memory(int(options.get("memory_limit_mb") or 0)),
               "disk_limit_mb": pair.limit_private_disk(int(options.get("disk_limit_mb") or 0)),
-              "tasks_limit": CANDIDATE_MAX_TASKS if pair.tasks_cgroup is not None else 0}
+              "tasks_limit": CANDIDATE_MAX_TASKS if pair.tasks_cgroup is not None else 0,
+              # no pids cgroup: the executor counts the candidate's pid namespace instead
+              "polled_tasks_limit": CANDIDATE_MAX_TASKS if pair.tasks_cgroup is None else 0}
     pair.seconds["begin_limits"] = time.perf_counter() - started
     if evaluation.get("extension_keys"):
         extension_build.copy_built(evaluation["extension_cache"], evaluation["extension_keys"], pair.candidate_dir)
