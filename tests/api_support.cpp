@@ -87,14 +87,23 @@ int stop_process(pid_t pid) {
   return wait_exit(pid);
 }
 
-client::client(const std::string& endpoint) : socket_(context_, zmq::socket_type::dealer) {
+client::client(const std::string& endpoint, const std::string& routing_id)
+    : socket_(context_, zmq::socket_type::dealer) {
   socket_.set(zmq::sockopt::linger, 0);
+  if (!routing_id.empty())
+    socket_.set(zmq::sockopt::routing_id, routing_id);
   socket_.connect(endpoint);
 }
 
 void client::send(const std::string& frame) { socket_.send(zmq::buffer(frame), zmq::send_flags::none); }
 
 void client::send(const EvalRequest& r, bool json) { send(json ? to_json(r) : r.SerializeAsString()); }
+
+bool client::message_within(std::chrono::milliseconds wait) {
+  zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0}};
+  zmq::poll(items, 1, wait);
+  return (items[0].revents & ZMQ_POLLIN) != 0;
+}
 
 EvalResult client::receive(std::chrono::seconds timeout) {
   zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0}};

@@ -39,11 +39,15 @@ int stop_process(pid_t pid);
 
 class client {
  public:
-  explicit client(const std::string& endpoint);
+  // `routing_id`: the client's ZeroMQ identity (as kgym_client.py sets one), so that a server
+  // restarted from its journal can deliver to it again; empty: ZeroMQ picks one.
+  explicit client(const std::string& endpoint, const std::string& routing_id = "");
   void send(const std::string& frame);
   void send(const EvalRequest& r, bool json = true);
   // The next answer, decoded from JSON or protobuf; a test failure after `timeout`.
   EvalResult receive(std::chrono::seconds timeout = std::chrono::seconds(240));
+  // Whether a message arrives within `wait` (left unread).
+  bool message_within(std::chrono::milliseconds wait);
 
  private:
   zmq::context_t context_;

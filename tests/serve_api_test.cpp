@@ -425,5 +425,44 @@ TEST(ServeApi, ARestartWithTheJournalLosesNothing) {
   fs::remove(port_file);
 }
 
+// An answer handed to ZeroMQ is journaled as delivered only after its grace (2 s): a server
+// SIGKILLed within it delivers the answer again after its restart, to the client's routing id;
+// one killed after it does not.
+TEST(ServeApi, AnAnswerSentJustBeforeASigkillIsDeliveredAgain) {
+  const std::string state = (fs::temp_directory_path() / ("kgym-grace-" + std::to_string(::getpid()))).string();
+  fs::remove_all(state);
+  const std::string me = "grace-client-" + std::to_string(::getpid());
+  const EvalRequest within = request("within-grace", "gelu_scale_residual", "fused");
+  const EvalRequest after = request("after-grace", "softmax_rows", "wrong");
+  {
+    server first = start_server("grace1", {"--executors", "1", "--state-dir", state});
+    client c(first.endpoint, me);
+    c.send(within);
+    EXPECT_EQ(c.receive(120s).request_id(), "within-grace");
+    // Several of the serve loop's commits later (one a turn, 0.2 s at most when idle), but
+    // within the grace: the delivery mark is not in the journal yet.
+    std::this_thread::sleep_for(800ms);
+    ::kill(first.pid, SIGKILL);
+    wait_exit(first.pid);
+  }
+  {
+    server second = start_server("grace2", {"--executors", "1", "--state-dir", state});
+    client c(second.endpoint, me);
+    EvalResult again = c.receive(30s);
+    EXPECT_EQ(again.request_id(), "within-grace");
+    EXPECT_EQ(Verdict_Name(again.result().verdict()), "OK");
+    c.send(after);
+    EXPECT_EQ(c.receive(120s).request_id(), "after-grace");
+    std::this_thread::sleep_for(3500ms);  // past the grace, and a commit after it
+    ::kill(second.pid, SIGKILL);
+    wait_exit(second.pid);
+  }
+  server third = start_server("grace3", {"--executors", "0", "--state-dir", state});
+  client c(third.endpoint, me);
+  EXPECT_FALSE(c.message_within(3000ms)) << "an answer delivered before the kill came again";
+  EXPECT_EQ(stop_process(third.pid), 0);
+  fs::remove_all(state);
+}
+
 }  // namespace
 }  // namespace kgym::test
