@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <stdexcept>
+#include <vector>
+
+#include "messages/json.hpp"
 
 namespace kgym {
 
@@ -29,36 +32,64 @@ ToleranceSet tolerance_set_named(const std::string& name) {
   return set;
 }
 
-double default_tolerance(Precision precision, ToleranceSet tolerances) {
-  if (tolerances == DR_KERNEL_TOLERANCES)
-    return 1e-2;
-  return precision == FP32 ? 1e-4 : 1e-2;  // KernelBench's get_tolerance_for_precision
+const EvalDefaults& eval_defaults() {
+  static const EvalDefaults defaults = [] {
+    EvalDefaults d;
+    const std::string error = from_json(eval_defaults_json(), &d);
+    if (!error.empty())  // a build from a broken messages/eval_defaults.json: nothing can run
+      throw std::logic_error("messages/eval_defaults.json does not parse as EvalDefaults: " + error);
+    return d;
+  }();
+  return defaults;
 }
 
+double default_tolerance(Precision precision, ToleranceSet tolerances) {
+  for (const auto& t : eval_defaults().tolerances())
+    if (t.set() == tolerances && t.precision() == precision)
+      return t.tolerance();
+  throw std::logic_error("messages/eval_defaults.json has no tolerance for " + ToleranceSet_Name(tolerances) + " " +
+                         Precision_Name(precision));
+}
+
+namespace {
+
+// Every numeric field of `options` that is zero or less takes the value `defaults` sets.
+void fill_unset(EvalOptions* options, const EvalOptions& defaults) {
+  using google::protobuf::FieldDescriptor;
+  const auto* reflection = options->GetReflection();
+  std::vector<const FieldDescriptor*> given;
+  defaults.GetReflection()->ListFields(defaults, &given);
+  for (const FieldDescriptor* f : given) {
+    switch (f->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_INT32:
+        if (reflection->GetInt32(*options, f) <= 0) reflection->SetInt32(options, f, reflection->GetInt32(defaults, f));
+        break;
+      case FieldDescriptor::CPPTYPE_INT64:
+        if (reflection->GetInt64(*options, f) <= 0) reflection->SetInt64(options, f, reflection->GetInt64(defaults, f));
+        break;
+      case FieldDescriptor::CPPTYPE_UINT64:
+        if (reflection->GetUInt64(*options, f) == 0)
+          reflection->SetUInt64(options, f, reflection->GetUInt64(defaults, f));
+        break;
+      case FieldDescriptor::CPPTYPE_DOUBLE:
+        if (reflection->GetDouble(*options, f) <= 0)
+          reflection->SetDouble(options, f, reflection->GetDouble(defaults, f));
+        break;
+      default:
+        throw std::logic_error("messages/eval_defaults.json sets " + f->name() + ", which has no default rule");
+    }
+  }
+}
+
+}  // namespace
+
 EvalOptions with_defaults(EvalOptions o, Device device) {
-  bool cuda = device == CUDA;
-  if (o.correctness_trials() <= 0) o.set_correctness_trials(5);
+  fill_unset(&o, eval_defaults().all());
+  fill_unset(&o, device == CUDA ? eval_defaults().cuda() : eval_defaults().cpu());
   if (o.atol() <= 0) o.set_atol(default_tolerance(o.precision(), o.tolerances()));
   if (o.rtol() <= 0) o.set_rtol(default_tolerance(o.precision(), o.tolerances()));
-  if (o.warmup_reps() <= 0) o.set_warmup_reps(3);
-  if (o.timing_reps() <= 0) o.set_timing_reps(cuda ? 1000 : 5);  // cuda: min_timed_s usually stops first
-  if (o.seed() == 0) o.set_seed(42);
-  if (o.load_timeout_s() <= 0) o.set_load_timeout_s(60);
-  if (o.correctness_timeout_s() <= 0) o.set_correctness_timeout_s(cuda ? 180 : 300);
-  if (o.timing_timeout_s() <= 0) o.set_timing_timeout_s(cuda ? 120 : 300);
-  if (o.memory_limit_mb() <= 0) o.set_memory_limit_mb(cuda ? 16384 : 4096);
-  if (o.disk_limit_mb() <= 0) o.set_disk_limit_mb(2048);
-  // cuda: more calls a batch where sets are large (l2_1, l2_93: the identity's spread across
-  // evaluations halved on an H100); the judge caps it at a sixth of the GPU's free memory.
-  if (o.batch_memory_mb() <= 0) o.set_batch_memory_mb(cuda ? 16384 : 4096);
-  if (o.min_timed_s() <= 0) o.set_min_timed_s(0.5);
-  // cuda: a steady kernel stops at min_timed_s, a noisy one gets up to max_timed_s.
-  if (o.timing_precision() <= 0 && cuda) o.set_timing_precision(0.001);
-  if (o.max_timed_s() <= 0) o.set_max_timed_s(cuda ? 1.0 : o.min_timed_s());
+  if (o.max_timed_s() <= 0) o.set_max_timed_s(o.min_timed_s());  // a fixed span where no cap is given
   if (o.max_timed_s() < o.min_timed_s()) o.set_max_timed_s(o.min_timed_s());
-  if (o.traced_reps() <= 0) o.set_traced_reps(5);
-  if (o.compile_timeout_s() <= 0) o.set_compile_timeout_s(600);
-  if (o.total_timeout_s() <= 0) o.set_total_timeout_s(cuda ? 300 : 600);
   return o;
 }
 

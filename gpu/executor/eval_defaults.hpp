@@ -1,5 +1,6 @@
-// The evaluation defaults, in one place: the tolerances of a ToleranceSet per precision,
-// five trials, and time limits per phase that the executor enforces.
+// The evaluation defaults: messages/eval_defaults.json (compiled in; the sandbox's Python reads
+// the same file), as EvalDefaults, and the rules that are not values (atol and rtol from the
+// tolerances, max_timed_s at least min_timed_s).
 #pragma once
 
 #include <string>
@@ -12,6 +13,10 @@ namespace kgym {
 // std::invalid_argument naming the choices otherwise.
 Precision precision_named(const std::string& name);
 ToleranceSet tolerance_set_named(const std::string& name);
+
+// messages/eval_defaults.json's text, and parsed (std::logic_error if it does not parse).
+const char* eval_defaults_json();
+const EvalDefaults& eval_defaults();
 
 // atol and rtol where the options leave them unset.
 double default_tolerance(Precision precision, ToleranceSet tolerances);

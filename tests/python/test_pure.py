@@ -25,6 +25,22 @@ class TimingStats(unittest.TestCase):
         self.assertEqual(timing.stats([]), {"n": 0})
 
 
+class EvalDefaults(unittest.TestCase):
+    def test_the_sandbox_reads_the_executors_defaults(self):
+        """messages/eval_defaults.json, as gpu/executor/eval_defaults.cpp's unit test sees it."""
+        from kgym_sandbox import eval_defaults
+        cuda, cpu = eval_defaults.options("cuda"), eval_defaults.options("cpu")
+        self.assertEqual((cuda["timing_reps"], cuda["batch_memory_mb"], cuda["max_timed_s"], cuda["correctness_trials"]),
+                         (1000, 16384, 1.0, 5))
+        self.assertEqual((cpu["timing_reps"], cpu["max_timed_s"], cpu["min_timed_s"]), (5, 0.5, 0.5))
+        self.assertNotIn("timing_precision", cpu)
+        self.assertEqual(eval_defaults.tolerance(None, None), 1e-4)
+        self.assertEqual(eval_defaults.tolerance("BF16", "KERNELBENCH_TOLERANCES"), 1e-2)
+        self.assertEqual(eval_defaults.tolerance("FP32", "DR_KERNEL_TOLERANCES"), 1e-2)
+        with self.assertRaises(ValueError):
+            eval_defaults.tolerance("FP8", None)
+
+
 class Compare(unittest.TestCase):
     def test_within_tolerance_is_correct(self):
         e = torch.tensor([1.0, 2.0, 0.0])

@@ -15,18 +15,11 @@ import time
 
 import torch
 
-from . import (compare, cost_model, device_memory, failures, local_candidate, numerics, packing, precision, program,
-               timing, tracking)
+from . import (compare, cost_model, device_memory, eval_defaults, failures, local_candidate, numerics, packing,
+               precision, program, timing, tracking)
 from .laps import Laps
 from .failures import Failure, failure_from  # noqa: F401  (callers catch evaluate.Failure)
 
-# A mirror of gpu/executor/eval_defaults.cpp, for callers that are not the executor (the
-# executor always sends every option filled in).
-DEFAULTS = {"correctness_trials": 5, "warmup_reps": 3, "seed": 42, "traced_reps": 5}  # atol, rtol: precision.py
-DEVICE_DEFAULTS = {"cuda": {"timing_reps": 1000, "min_timed_s": 0.5, "max_timed_s": 1.0, "timing_precision": 0.001,
-                            "batch_memory_mb": 16384},
-                   "cpu": {"timing_reps": 5, "min_timed_s": 0.5, "max_timed_s": 0.5, "timing_precision": 0.0,
-                           "batch_memory_mb": 4096}}
 TIMED_CHECK_SHARE = 0.1  # of the timed calls whose output is compared, chosen after each call
 
 
@@ -85,13 +78,14 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     `timed_reference` the reference runner (None: the judge's reference model, in process);
     `quiet_gpu` returns once no other sandbox process is initialising the GPU."""
     device = "cuda" if request.get("device") == "CUDA" else "cpu"
-    opts = {**DEFAULTS, **DEVICE_DEFAULTS[device], **{k: v for k, v in request.get("options", {}).items() if v}}
+    # The executor sends every option filled in; other callers get messages/eval_defaults.json's.
+    opts = {**eval_defaults.options(device), **{k: v for k, v in request.get("options", {}).items() if v}}
     task = request["task"]
     overrides = task.get("cpu_sizes", {}) if device == "cpu" and opts.get("apply_cpu_sizes") else {}
     trials = int(opts["correctness_trials"])
     dtype = precision.dtype_of(opts.get("precision"))
     for name in ("atol", "rtol"):
-        opts.setdefault(name, precision.default_tolerance(opts.get("precision"), opts.get("tolerances")))
+        opts.setdefault(name, eval_defaults.tolerance(opts.get("precision"), opts.get("tolerances")))
     rng = rng or random.SystemRandom()  # every seed below is drawn here: the candidate cannot predict one
     numerics.pin()
     result["numerics"] = numerics.as_text(numerics.current())
@@ -262,7 +256,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     try:
         timed = timing.time_interleaved(timed_reference, candidate, new_inputs, timed["expected"], check_timed,
                                         timing.StopRule(int(opts["timing_reps"]), float(opts["min_timed_s"]),
-                                                        float(opts["max_timed_s"]), float(opts["timing_precision"])),
+                                                        float(opts["max_timed_s"]), float(opts.get("timing_precision", 0.0))),
                                         timed["batch"], device, seconds,
                                         lambda: rng.random() < TIMED_CHECK_SHARE)
         lap.skip()  # time_interleaved counted its parts

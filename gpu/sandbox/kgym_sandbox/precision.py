@@ -30,11 +30,3 @@ def cast(values: list, dtype: torch.dtype) -> list:
 
 def move(model, dtype: torch.dtype):
     return model if dtype == torch.float32 else model.to(dtype)
-
-
-def default_tolerance(precision, tolerances) -> float:
-    """A mirror of default_tolerance in gpu/executor/eval_defaults.cpp (for callers that are
-    not the executor, which sends atol and rtol filled in)."""
-    if tolerances == "DR_KERNEL_TOLERANCES":
-        return 1e-2
-    return 1e-4 if dtype_of(precision) == torch.float32 else 1e-2
