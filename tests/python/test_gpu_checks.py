@@ -14,10 +14,9 @@ from kgym_sandbox import compare, output_kernel  # noqa: E402
 
 
 def both(e, a, atol, rtol):
-    wide = torch.float32 if e.element_size() <= 4 else torch.float64
     kernel = output_kernel.totals(e, a, atol, rtol)
     assert kernel is not None, "the kernel did not apply"
-    return kernel.tolist(), compare.operator_totals(e, a, atol, rtol, wide).tolist()
+    return kernel.tolist(), compare.operator_totals(e, a, atol, rtol, compare.wide_dtype(e)).tolist()
 
 
 class OutputKernel(unittest.TestCase):
@@ -34,9 +33,8 @@ class OutputKernel(unittest.TestCase):
             e[5], e[6], e[7] = float("nan"), float("inf"), float("inf")
             kernel, operators = both(e, a, 1e-2, 1e-2)
             with self.subTest(dtype=dtype):
-                outside = int((~torch.isclose(a.to(torch.float64 if dtype == torch.float64 else torch.float32),
-                                              e.to(torch.float64 if dtype == torch.float64 else torch.float32),
-                                              rtol=1e-2, atol=1e-2, equal_nan=True)).sum())
+                wide = compare.wide_dtype(e)
+                outside = int((~torch.isclose(a.to(wide), e.to(wide), rtol=1e-2, atol=1e-2, equal_nan=True)).sum())
                 self.assertEqual(kernel[0], outside)
                 self.assertEqual(operators[0], outside)
                 self.assertEqual(kernel[9], operators[9])    # max |a - e|

@@ -49,6 +49,12 @@ class Measured(NamedTuple):
 
 
 SAMPLES = 64
+COLUMNS = 8  # totals before the samples: Measured's first eight fields' sources, in the kernel's order
+
+
+def wide_dtype(t: torch.Tensor) -> torch.dtype:
+    """What a tensor is compared in: float32, or float64 for float64, integer and boolean values."""
+    return torch.float32 if t.is_floating_point() and t.element_size() <= 4 else torch.float64
 
 
 def measure(expected: torch.Tensor, actual: torch.Tensor, atol: float, rtol: float) -> Measured:
@@ -57,20 +63,21 @@ def measure(expected: torch.Tensor, actual: torch.Tensor, atol: float, rtol: flo
     in one pass (output_kernel: at KernelBench's sizes these checks were most of the
     correctness trials' time), else with PyTorch's operators piece by piece (`pieces`); one
     device synchronisation either way."""
-    wide = torch.float32 if expected.is_floating_point() and expected.element_size() <= 4 else torch.float64
+    wide = wide_dtype(expected)
     found = output_kernel.totals(expected, actual, atol, rtol)
     if found is None:
         found = operator_totals(expected, actual, atol, rtol, wide)
     if found is None:  # no values
         return Measured(0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, (), ())
     values = torch.cat([found, sample(expected, wide), sample(actual, wide)]).tolist()
-    k = (len(values) - 16) // 2
-    return Measured(int(values[0]), values[9], values[10], *values[3:8], tuple(values[16:16 + k]),
-                    tuple(values[16 + k:]))
+    summed, largest, samples = values[:COLUMNS], values[COLUMNS:2 * COLUMNS], values[2 * COLUMNS:]
+    half = len(samples) // 2  # the two tensors have as many values, so as many samples
+    return Measured(int(summed[0]), largest[1], largest[2], *summed[3:8], tuple(samples[:half]),
+                    tuple(samples[half:]))
 
 
 def operator_totals(expected: torch.Tensor, actual: torch.Tensor, atol: float, rtol: float, wide: torch.dtype):
-    """output_kernel.totals with PyTorch's operators: the eight totals summed, then as maxima."""
+    """output_kernel.totals with PyTorch's operators: the COLUMNS totals summed, then as maxima."""
     totals = []
     for e_part, a_part in pieces(expected, actual):
         e, a = e_part.to(wide), a_part.to(wide)

@@ -33,8 +33,8 @@ def library():
 
 
 def totals(expected: torch.Tensor, actual: torch.Tensor, atol: float, rtol: float):
-    """The eight totals of compare.measure summed over the values, then the same eight as
-    maxima (compare.COLUMNS's order), as one float64 tensor on the device; None where the
+    """compare.COLUMNS totals summed over the values, then the same as maxima (in the order of
+    output_checks.cu's Column), as one float64 tensor on the device; None where the
     kernel does not apply (no library, not on the GPU, a dtype it does not know)."""
     code = DTYPES.get(expected.dtype)
     lib = library() if code is not None and expected.is_cuda and actual.is_cuda else None

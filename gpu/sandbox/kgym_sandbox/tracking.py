@@ -11,8 +11,8 @@ error about as large as that spread. The rule: the error may not exceed MAX_SHAR
 of the spread, unless it is within what the precision resolves anyway,
 RESOLUTION[dtype] x sqrt(sum of reference^2) (so an honest fp16 or bf16 kernel on an output
 that barely moves is not failed for its rounding, and an output that is constant by the
-task's design, spread 0, may differ by rounding only). Sums stream per output tensor (from compare's one pass): no
-output is kept.
+task's design, spread 0, may differ by rounding only). Sums stream per output tensor (from
+compare's one pass): no output is kept.
 """
 import math
 
