@@ -8,9 +8,10 @@ variant, the speedups' mean and spread across evaluations, beside the spread the
 themselves claimed (`speedup_rse`): an error fixed within an evaluation but changing between
 them shows as a spread far above the rse. Variants: `traced` (as users run it), `untraced`
 (`--no-cupti`: no CUPTI in the candidate's process, the one thing its process has and the
-reference runner's has not), `swapped` (the candidate's and the reference runner's timing cores
-exchanged: a bias that changes sign with it follows the cores, not the sides) and `unpinned`
-(no timing cores: every process where the OS puts it, waiting for requests by polling) and
+reference runner's has not), `distinct` (the candidate's process and the reference runner on
+cores of their own; by default they share one), `swapped` (on distinct cores, exchanged: a bias
+that changes sign with it follows the cores, not the sides), `unpinned` (no timing cores: every
+process where the OS puts it, waiting for requests by polling) and
 `smallbatch` (4 GiB a batch, the default before 16: fewer calls a batch where sets are large). Also
 the speedup with the request cost left on (`raw`): if that spreads less, the cost's estimate is
 what moves.
@@ -29,21 +30,29 @@ import kernelbench_tasks
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def default_timing_cores() -> list:
-    """The judge's, the candidate's and the reference runner's cores as the executor picks them
-    for GPU 0 (sandbox_process.cpp, timing_cores_for): the last three cores this process may use."""
+def last_cores() -> list:
+    """The last three cores this process may use (the executor takes the last two for GPU 0:
+    sandbox_process.cpp, timing_cores_for)."""
     allowed = sorted(os.sched_getaffinity(0))
     return allowed[-3:] if len(allowed) >= 5 else []
 
 
+def distinct_cores() -> str:
+    """The judge, the candidate's process and the reference runner each on a core of its own
+    (the default until 2026-11-26)."""
+    cores = last_cores()
+    return ",".join(map(str, cores)) if cores else "none"
+
+
 def swapped_cores() -> str:
-    cores = default_timing_cores()
+    cores = last_cores()
     return f"{cores[0]},{cores[2]},{cores[1]}" if cores else "none"
 
 
 # name -> (more options of kgym check, more environment)
 VARIANTS = {"traced": ([], {}), "untraced": (["--no-cupti"], {}),
             "swapped": ([], {"KGYM_TIMING_CORES": swapped_cores()}), "unpinned": ([], {"KGYM_TIMING_CORES": "none"}),
+            "distinct": ([], {"KGYM_TIMING_CORES": distinct_cores()}),
             "smallbatch": (["--option", "batch_memory_mb=4096"], {})}
 
 

@@ -98,6 +98,10 @@ const hostile_case cases[] = {
     {"contends_reference", HACKED, "gpu_work_between_requests", true},
     {"defers_work", HACKED, "gpu_work_between_requests|wrong_output_when_timed", true},
     {"stretches_window", HACKED, "batch_window_longer_than_request|gpu_work_between_requests", true},
+    // Busy children on every core it can reach while the reference is timed: the runners'
+    // shared timing core holds its tree (cpuset) at the lowest priority, the reference's at
+    // the highest (a launch-bound task, whose time is its host side's).
+    {"contends_cpu", OK, "", true, 1.3, "tests/tasks/launch_bound"},
     // Outputs that ignore their input and pass element-wise allclose at Dr. Kernel's 1e-2
     // where the reference's values are small or barely move (tracking.py; at the CPU's sizes
     // allclose fails them first; at 8192 x 16384 a few of the 134M softmax values exceed atol
@@ -519,7 +523,7 @@ static std::vector<std::string> left_in_sandboxes(const std::string& prefix) {
 // request's size (root), or, unprivileged, one directory the executor counts by walking it
 // (a directory locked against the walk included); filling it fails the candidate with
 // RESOURCE_LIMIT, and its mount and files are gone with the evaluation (only the prepared
-// next one's mount stays).
+// next ones' mounts stay).
 TEST(Containment, ThePrivateDiskIsBoundedAndGoes) {
   if (test_device() == CUDA && !gpu_present())
     GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
@@ -538,11 +542,11 @@ TEST(Containment, ThePrivateDiskIsBoundedAndGoes) {
   EXPECT_EQ(Verdict_Name(r.verdict()), "RESOURCE_LIMIT") << summary_line(r);
   EXPECT_NE(r.message().find("private disk"), std::string::npos) << r.message();
   EXPECT_TRUE(has_evidence(r, "disk_limit")) << summary_line(r);
-  EXPECT_LE(sandbox_mounts(), 1) << "a private disk outlived its evaluation";
+  EXPECT_LE(sandbox_mounts(), static_cast<int>(prepared_evaluations)) << "a private disk outlived its evaluation";
   EXPECT_EQ(left_in_sandboxes("fill-"), std::vector<std::string>{}) << "the candidate's files outlived it";
   ExecResult after = evaluator().evaluate(request_for("gelu_scale_residual", "correct_after_filling", fused_candidate()));
   EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);
-  EXPECT_LE(sandbox_mounts(), 1) << "a private disk outlived its evaluation";
+  EXPECT_LE(sandbox_mounts(), static_cast<int>(prepared_evaluations)) << "a private disk outlived its evaluation";
 }
 
 // Memory that cannot hide: a memfd file and children that left the candidate's session count

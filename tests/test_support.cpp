@@ -33,7 +33,8 @@ ExecRequest request_for(const std::string& task_id, const std::string& candidate
                         const std::string& candidate_source) {
   ExecRequest request;
   request.set_request_id(task_id + "/" + candidate_id);
-  *request.mutable_task() = load_task(source_path("tasks/" + task_id));
+  // A built-in task by name, or a task directory under the source tree ("tests/tasks/...").
+  *request.mutable_task() = load_task(source_path(task_id.find('/') == std::string::npos ? "tasks/" + task_id : task_id));
   request.mutable_candidate()->set_id(candidate_id);
   request.mutable_candidate()->set_source(candidate_source);
   request.set_device(test_device());

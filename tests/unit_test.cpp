@@ -522,16 +522,21 @@ TEST(Defaults, TolerancesPerPrecisionAndSet) {
   EXPECT_THROW(tolerance_set_named("loose"), std::invalid_argument);
 }
 
-TEST(TimingCores, FromTheEndOfTheAllowedCoresPerGpu) {
+TEST(TimingCores, FromTheEndOfTheAllowedCoresPerGpuTheRunnersOnOne) {
   const std::vector<int> sixteen = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-  EXPECT_EQ(timing_cores_for(sixteen, -1, ""), "13,14,15");
-  EXPECT_EQ(timing_cores_for(sixteen, 0, ""), "13,14,15");
-  EXPECT_EQ(timing_cores_for(sixteen, 3, ""), "4,5,6");
-  EXPECT_EQ(timing_cores_for({2, 5, 7, 9, 11, 12}, 0, ""), "9,11,12");  // the allowed set, not 0..n-1
-  EXPECT_EQ(timing_cores_for({0, 1, 2, 3}, 0, ""), "");  // two other cores must remain
-  EXPECT_EQ(timing_cores_for(sixteen, 4, ""), "");       // GPU 4 would leave one core
+  EXPECT_EQ(timing_cores_for(sixteen, -1, ""), "14,15,15");
+  EXPECT_EQ(timing_cores_for(sixteen, 0, ""), "14,15,15");
+  EXPECT_EQ(timing_cores_for(sixteen, 3, ""), "8,9,9");
+  EXPECT_EQ(timing_cores_for({2, 5, 7, 9, 11, 12}, 0, ""), "11,12,12");  // the allowed set, not 0..n-1
+  EXPECT_EQ(timing_cores_for({0, 1, 2}, 0, ""), "");  // two other cores must remain
+  EXPECT_EQ(timing_cores_for({0, 1, 2, 3}, 0, ""), "2,3,3");
+  EXPECT_EQ(timing_cores_for(sixteen, 6, ""), "2,3,3");
+  EXPECT_EQ(timing_cores_for(sixteen, 7, ""), "");  // GPU 7 would leave none
   EXPECT_EQ(timing_cores_for(sixteen, 0, "3,4,5"), "3,4,5");
   EXPECT_EQ(timing_cores_for(sixteen, 0, "none"), "");
+  EXPECT_EQ(cores_besides({0, 1, 2, 3, 4}, {3, 4, 4}), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(cores_besides({2, 5, 7}, {}), (std::vector<int>{2, 5, 7}));
+  EXPECT_EQ(cores_besides({2, 5}, {5, 2, 9}), (std::vector<int>{}));
 }
 
 TEST(EvaluationKey, CoversWhatDecidesTheResultAndNothingElse) {

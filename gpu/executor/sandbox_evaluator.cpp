@@ -188,9 +188,9 @@ std::string sandbox_evaluator::new_workdir() {
 }
 
 void sandbox_evaluator::forget_prepared() {
-  if (!prepared_workdir_.empty())
-    remove_workdir(prepared_workdir_);
-  prepared_workdir_.clear();
+  for (const auto& workdir : prepared_workdirs_)
+    remove_workdir(workdir);
+  prepared_workdirs_.clear();
 }
 
 std::string sandbox_evaluator::ensure_zygote() {
@@ -277,12 +277,20 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     zygote_.reset();
     return finish(result);
   }
-  fs::path workdir = prepared_workdir_.empty() ? new_workdir() : prepared_workdir_;
-  prepared_workdir_ = new_workdir();
+  fs::path workdir;
+  if (prepared_workdirs_.empty()) {
+    workdir = new_workdir();
+  } else {
+    workdir = prepared_workdirs_.front();
+    prepared_workdirs_.pop_front();
+  }
+  while (prepared_workdirs_.size() < prepared_evaluations)
+    prepared_workdirs_.push_back(new_workdir());
 
   SandboxCommand command;
   command.mutable_evaluate()->set_workdir(workdir.string());
-  command.mutable_evaluate()->set_next_workdir(prepared_workdir_);
+  for (const auto& next : prepared_workdirs_)
+    command.mutable_evaluate()->add_next_workdirs(next);
   command.mutable_evaluate()->set_extension_cache(options_.extension_cache);
   double compile_s = 0;
   for (const auto& extension : built.extensions()) {
@@ -313,6 +321,7 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
   const std::string cgroup_usage_file = event.started().memory_usage_file();
   const int64_t tasks_limit = event.started().tasks_limit();
   const int64_t polled_tasks_limit = event.started().polled_tasks_limit();
+  const std::string cpuset = event.started().cpuset();
   auto private_disk_used = [&]() -> int64_t {
     if (disk_limit_mb <= 0)
       return 0;
@@ -505,6 +514,8 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     result.add_isolation("candidate:pids_cgroup=" + std::to_string(tasks_limit));
   if (tasks_polled)
     result.add_isolation("candidate:tasks_by_polling=" + std::to_string(polled_tasks_limit));
+  if (!cpuset.empty())
+    result.add_isolation("candidate:cpuset=" + cpuset);
   if (polled_disk_limit_mb > 0)
     result.add_isolation("candidate:disk_by_polling=" + std::to_string(polled_disk_limit_mb) + "MiB");
   if (disk_limit_mb > 0) {

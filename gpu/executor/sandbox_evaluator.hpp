@@ -2,15 +2,13 @@
 // candidate does: the executor owns every time limit, the memory watchdog and every kill.
 #pragma once
 
-#include <memory>
-
-#include "gpu/executor/cancellations.hpp"
-
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "gpu/executor/cancellations.hpp"
 #include "gpu/executor/extension_builder.hpp"
 #include "gpu/executor/sandbox_process.hpp"
 #include "messages/kgym.pb.h"
@@ -21,6 +19,10 @@ namespace kgym {
 // placed request (actors/scheduler.hpp) is built from these too.
 constexpr std::chrono::seconds default_start_timeout{180};
 constexpr int default_own_memory_attempts = 3;
+// Evaluations whose processes the zygote keeps prepared: the next one warms up while this one
+// runs, the one after between this one's timing and the next one's, so no CUDA start-up
+// overlaps a timing (which would wait for it).
+constexpr std::size_t prepared_evaluations = 2;
 
 struct executor_options {
   sandbox_launch launch;
@@ -57,7 +59,7 @@ class sandbox_evaluator {
   std::string new_workdir();
   void forget_prepared();
   executor_options options_;
-  std::string prepared_workdir_;  // where the zygote is preparing the next evaluation
+  std::deque<std::string> prepared_workdirs_;  // where the zygote prepares the next evaluations
   bool owns_work_root_ = false;
   std::unique_ptr<sandbox_process> zygote_;
   std::unique_ptr<extension_builder> builder_;  // made when a candidate first needs one

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <mutex>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -27,14 +29,61 @@ std::string timing_cores_for(const std::vector<int>& allowed, int gpu, const std
   if (!requested.empty())
     return requested;
   const size_t n = allowed.size(), slot = static_cast<size_t>(std::max(gpu, 0));
-  if (n < 3 * (slot + 1) + 2)
+  if (n < 2 * (slot + 1) + 2)
     return "";
-  const size_t first = n - 3 * (slot + 1);
-  return std::to_string(allowed[first]) + "," + std::to_string(allowed[first + 1]) + "," +
-         std::to_string(allowed[first + 2]);
+  const size_t first = n - 2 * (slot + 1);
+  const std::string judge = std::to_string(allowed[first]), runners = std::to_string(allowed[first + 1]);
+  return judge + "," + runners + "," + runners;
+}
+
+std::vector<int> cores_besides(const std::vector<int>& allowed, const std::vector<int>& taken) {
+  std::vector<int> left;
+  for (int c : allowed)
+    if (std::find(taken.begin(), taken.end(), c) == taken.end())
+      left.push_back(c);
+  return left;
 }
 
 namespace {
+
+std::vector<int> cores_in(const cpu_set_t& set) {
+  std::vector<int> cores;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set))
+      cores.push_back(c);
+  return cores;
+}
+
+// The cores this process was allowed when it first started a sandbox: later its threads are
+// kept off the timing cores, and each GPU's are still counted from the whole set.
+const std::vector<int>& process_cores() {
+  static const std::vector<int> cores = [] {
+    cpu_set_t set;
+    return ::sched_getaffinity(0, sizeof set, &set) == 0 ? cores_in(set) : std::vector<int>{};
+  }();
+  return cores;
+}
+
+// Every thread of this process (and what they start later: threads and children inherit it)
+// off the timing cores of every sandbox started so far. Only the running evaluation's timed
+// processes go there: a thread of kgym's on a shared timing core would take from the
+// candidate's process (lowest priority) what it never takes from the reference runner's.
+void keep_threads_off(const std::vector<int>& timing) {
+  static std::mutex mutex;
+  static std::vector<int> taken;
+  std::lock_guard<std::mutex> lock(mutex);
+  taken.insert(taken.end(), timing.begin(), timing.end());
+  const std::vector<int> left = cores_besides(process_cores(), taken);
+  if (left.empty())
+    return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : left)
+    CPU_SET(c, &set);
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task", ec))
+    ::sched_setaffinity(std::atoi(entry.path().filename().c_str()), sizeof set, &set);  // one that ended: ESRCH
+}
 
 void close_fd(int& fd) {
   if (fd >= 0)
@@ -81,16 +130,14 @@ std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready*
   argv.push_back(nullptr);
   std::string cores;
   if (launch_.device == CUDA) {
-    cpu_set_t set;
-    std::vector<int> allowed;
-    if (::sched_getaffinity(0, sizeof set, &set) == 0)
-      for (int c = 0; c < CPU_SETSIZE; ++c)
-        if (CPU_ISSET(c, &set))
-          allowed.push_back(c);
     std::string requested = launch_.timing_cores;
     if (const char* given = std::getenv("KGYM_TIMING_CORES"); requested.empty() && given)
       requested = given;
-    cores = timing_cores_for(allowed, launch_.gpu, requested);
+    cores = timing_cores_for(process_cores(), launch_.gpu, requested);
+    std::vector<int> timing;
+    for (const auto& core : comma_separated(cores))
+      timing.push_back(std::atoi(core.c_str()));
+    keep_threads_off(timing);
   }
   std::string pythonpath = "PYTHONPATH=" + launch_.sandbox_dir;
   // An explicit environment (sandbox_environment): nothing else of the caller's passes.

@@ -42,10 +42,16 @@ struct sandbox_launch {
 // its own (PYTHONPATH, the trace libraries, the timing cores).
 bool sandbox_environment_passes(const std::string& name, const std::string& extra);
 
-// The cores KGYM_TIMING_CORES names for a sandbox ("" for none): `requested` as given ("none"
-// -> ""), or, when empty, the last three of `allowed` for GPU 0, the three before them for
-// GPU 1, ..., while at least two other cores remain.
+// The cores KGYM_TIMING_CORES names for a sandbox, "JUDGE,CANDIDATE,REFERENCE" ("" for none):
+// `requested` as given ("none" -> ""), or, when empty, the last two of `allowed` for GPU 0,
+// the two before them for GPU 1, ..., while at least two other cores remain: the judge on
+// the first, the candidate's process and the reference runner on the second. They never
+// run at once, and a launch-bound model's time is its core's (on an H100's virtual machine
+// cores differed by up to 55% in launches per second), so both sides share one.
 std::string timing_cores_for(const std::vector<int>& allowed, int gpu, const std::string& requested);
+
+// `allowed` without `taken`, in order: where kgym's own threads run once timing cores are taken.
+std::vector<int> cores_besides(const std::vector<int>& allowed, const std::vector<int>& taken);
 
 class sandbox_process {
  public:

@@ -9,7 +9,9 @@ moves the candidate process in right after the fork, before its code exists; the
 watchdog reads the usage (ExecResult.isolation: candidate:memory_cgroup). The pids limit
 bounds the tasks (processes and threads) of the candidate's whole tree, wherever they went;
 RLIMIT_NPROC counts per uid, and a uid such as nobody may be shared with the machine's own
-services (candidate:pids_cgroup=N).
+services (candidate:pids_cgroup=N). On the GPU a cpuset (v1: its own hierarchy; v2: the same
+cgroup) holds the candidate's whole tree to the timing core it shares with the reference
+runner (candidate:cpuset=N): no thread of its own reaches the judge's core or any other.
 """
 import errno
 import os
@@ -130,7 +132,7 @@ class Cgroup:
     def usage_file(self) -> str:
         return os.path.join(self.path, V1_USAGE if self.version == "v1" else V2_USAGE)
 
-    def _write(self, name: str, value: int) -> bool:
+    def _write(self, name: str, value) -> bool:
         try:
             with open(os.path.join(self.path, name), "w") as f:
                 f.write(str(value))
@@ -151,6 +153,26 @@ class Cgroup:
         """The kernel's limit on the tasks (processes and threads) in it: past it, fork and
         thread creation fail."""
         return self._write("pids.max", tasks)
+
+    def inherit_cpuset(self) -> bool:
+        """Makes a cpuset cgroup usable: v1 admits no process before its cpus and mems are set
+        (its parent's, until hold_to_cores); v2's empty sets mean its parent's."""
+        if self.version == "v2":
+            return True
+        parent = os.path.dirname(self.path)
+        try:
+            for name in ("cpuset.cpus", "cpuset.mems"):
+                with open(os.path.join(parent, name)) as f:
+                    if not self._write(name, f.read().strip()):
+                        return False
+            return True
+        except OSError:
+            return False
+
+    def hold_to_cores(self, cores: str) -> bool:
+        """Every task in it, and every task it starts, runs on `cores` only ("15", "3-4"):
+        sched_setaffinity to any other fails for them."""
+        return self._write("cpuset.cpus", cores)
 
     def out_of_memory(self) -> bool:
         """Whether the kernel killed a process in it for its limit."""

@@ -27,17 +27,17 @@ MNT_DETACH = 2
 MOUNT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": 1024, "nodiratime": 2048,
                "relatime": 1 << 21, "strictatime": 1 << 24}
 # The uids an evaluation's processes take as root, each apart from the others, so none can
-# signal, trace or (hidepid) see another: candidates take CANDIDATE_UIDS in turn (the prepared
-# next candidate never shares the running one's), the judge and the reference runner
+# signal, trace or (hidepid) see another: each candidate takes one of CANDIDATE_UIDS that no
+# other live candidate holds (the running one and the prepared next two), the judge and the reference runner
 # JUDGE_UID, the extension builds BUILD_UID.
 NOBODY = 65534
-CANDIDATE_UIDS = (NOBODY, 65532)
+CANDIDATE_UIDS = (NOBODY, 65532, 65530)
 JUDGE_UID = 65533
 BUILD_UID = 65531
 # The extension builders' uids: each builder process claims one of its own for its lifetime
 # (claim_uid), so a candidate's code that runs while its extensions are recorded can neither
 # signal nor write into another executor's concurrent build. BUILD_UID when none is free.
-BUILD_UIDS = tuple(range(65500, 65531))
+BUILD_UIDS = tuple(range(65500, 65530))
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc_keeping_gil = ctypes.PyDLL(None, use_errno=True)  # for clone(2): no other thread runs meanwhile
@@ -432,6 +432,54 @@ def pin_to_core(core) -> None:
         os.sched_setaffinity(0, {core})
 
 
+def keep_off(cores: set) -> None:
+    """This process, and what it forks from now on, off `cores` (the timing cores: only the
+    running evaluation's timed processes go there, each by pin_to_core)."""
+    others = os.sched_getaffinity(0) - set(cores)
+    if others:
+        os.sched_setaffinity(0, others)
+
+
+# The timing core is shared by the candidate's process and the reference runner (they never
+# run at once). Whatever the candidate starts there while the reference is timed (busy threads,
+# children) would slow the reference: the trusted processes run at the highest priority, the
+# candidate's whole tree at the lowest, which it cannot raise (RLIMIT_NICE 0). By the kernel's
+# weights (nice -20: 88761, nice 19: 15) a busy candidate thread gets 0.02% of the core while
+# the reference runs there.
+TRUSTED_NICE = -20
+CANDIDATE_NICE = 19
+
+
+def raise_priority(granted: list) -> None:
+    """This process (its one thread, before any other exists: threads inherit it) at
+    TRUSTED_NICE, where the OS grants it (root)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, TRUSTED_NICE)
+        granted.append(f"nice={TRUSTED_NICE}")
+    except OSError:
+        granted.append("nice_refused")
+
+
+def run_delay_s() -> float:
+    """Seconds this thread has spent ready to run but waiting for a core (the kernel's
+    schedstat), 0 where the kernel does not say."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            return int(f.read().split()[1]) * 1e-9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def lower_priority() -> list:
+    """Every thread of this process's group at CANDIDATE_NICE (Linux's nice is per thread,
+    PRIO_PGRP reaches each one; new threads inherit their creator's), and RLIMIT_NICE at 0,
+    so neither this process nor anything it starts can raise it again (nor leave SCHED_IDLE
+    for a normal policy). Before the candidate's code exists; its group is its own (setsid)."""
+    os.setpriority(os.PRIO_PGRP, 0, CANDIDATE_NICE)
+    resource.setrlimit(resource.RLIMIT_NICE, (0, 0))
+    return [f"nice={CANDIDATE_NICE}"]
+
+
 def evaluation_limits(device: str, memory_limit_mb: int) -> dict:
     """The candidate process's resource limits (set_limits), set before its code loads."""
     with open("/proc/self/status") as f:
@@ -443,15 +491,19 @@ def evaluation_limits(device: str, memory_limit_mb: int) -> dict:
             "RLIMIT_NPROC": 1024, "RLIMIT_CPU": 1800}
 
 
-def confine(workdir: str, uid: int, lap=lambda name: None):
+def confine(workdir: str, uid: int, lap=lambda name: None, trusted_priority: bool = False):
     """Called in a freshly forked evaluation process (judge or candidate), before anything
     else runs (CUDA included: user namespaces need a single-threaded caller); as root, the
     process then runs as `uid`. Resource limits come later (set_limits). Returns what was
     granted and the workdir's path inside. `lap(name)` is called after each mechanism
-    (harness_seconds: confine_setsid, _namespaces, _mounts, _proc, _uid)."""
+    (harness_seconds: confine_setsid, _namespaces, _mounts, _proc, _uid). `trusted_priority`:
+    the judge's and the reference runner's on a timing core (raise_priority), before the uid
+    drop and any namespace takes the right to."""
     granted = []
     os.setsid()  # own process group: the executor kills the whole group
     granted.append("setsid")
+    if trusted_priority:
+        raise_priority(granted)
     _drop_privileges_prepare(workdir, uid)
     lap("confine_setsid")
     _enter_namespaces(granted)

@@ -7,7 +7,6 @@ stdin: SandboxCommand frames; stdout: SandboxEvent frames (kgym.proto, JSON mapp
 import argparse
 import ctypes
 import fcntl
-import itertools
 import json
 import os
 import platform
@@ -89,6 +88,7 @@ class Pair:
     def __init__(self, workdir: str, device: str, recorder, lock_fd: int, out_fd: int, bindings: dict,
                  candidate_uid: int, cgroup_parents: dict, pid_namespaces: isolation.PidNamespaces):
         self.workdir = workdir
+        self.candidate_uid = candidate_uid
         judge_dir, candidate_dir, reference_dir = (os.path.join(workdir, name)
                                                    for name in ("judge", "candidate", "reference"))
         for path in (judge_dir, candidate_dir, reference_dir):
@@ -98,8 +98,8 @@ class Pair:
         self.private_disk = isolation.mount_private_disk(candidate_dir, PREPARE_DISK_MB)
         self.seconds = {"pair_private_disk": time.perf_counter() - started}  # harness_seconds, via the judge
         started = time.perf_counter()
-        self.cgroup, self.tasks_cgroup = self.make_cgroups(cgroup_parents,
-                                                           f"kgym-{os.getpid()}-{os.path.basename(workdir)}")
+        self.cgroup, self.tasks_cgroup, self.cpu_cgroup = self.make_cgroups(
+            cgroup_parents, f"kgym-{os.getpid()}-{os.path.basename(workdir)}")
         self.seconds["pair_cgroup"] = time.perf_counter() - started
         os.chmod(workdir, 0o711)  # each process reaches its own directory, lists neither
         command_r, self.command_w = os.pipe()
@@ -136,6 +136,8 @@ class Pair:
                     self.cgroup = None
                 if self.tasks_cgroup is cgroup:
                     self.tasks_cgroup = None
+                if self.cpu_cgroup is cgroup:
+                    self.cpu_cgroup = None
         self.seconds["pair_cgroup"] += time.perf_counter() - started
         self.reference_pid = os.fork()
         if self.reference_pid == 0:
@@ -155,9 +157,9 @@ class Pair:
 
     @staticmethod
     def make_cgroups(parents: dict, name: str) -> tuple:
-        """(memory cgroup, pids cgroup holding CANDIDATE_MAX_TASKS) for the candidate, each None
-        where not granted; one cgroup for both on v2."""
-        made, memory, tasks = {}, None, None
+        """(memory cgroup, pids cgroup holding CANDIDATE_MAX_TASKS, cpuset cgroup) for the
+        candidate, each None where not granted; one cgroup for all on v2."""
+        made, memory, tasks, cpus = {}, None, None, None
         for controller, parent in parents.items():
             if not parent:
                 continue
@@ -168,18 +170,20 @@ class Pair:
             made[parent] = cgroup
             if controller == "memory":
                 memory = cgroup
+            elif controller == "cpuset":
+                cpus = cgroup if cgroup.inherit_cpuset() else None
             elif cgroup.limit_tasks(CANDIDATE_MAX_TASKS):
                 tasks = cgroup
         for cgroup in made.values():
-            if cgroup is not memory and cgroup is not tasks:
+            if all(cgroup is not kept for kept in (memory, tasks, cpus)):
                 cgroup.remove()
-        return memory, tasks
+        return memory, tasks, cpus
 
     @property
     def cgroups(self) -> list:
-        """Each cgroup of the candidate once (on v2 memory and pids are one)."""
+        """Each cgroup of the candidate once (on v2 memory, pids and cpuset are one)."""
         found = []
-        for cgroup in (self.cgroup, self.tasks_cgroup):
+        for cgroup in (self.cgroup, self.tasks_cgroup, self.cpu_cgroup):
             if cgroup is not None and cgroup not in found:
                 found.append(cgroup)
         return found
@@ -198,8 +202,16 @@ class Pair:
         for cgroup in self.cgroups:
             if not cgroup.remove():
                 print(f"kgym zygote: cgroup {cgroup.path} still busy; left behind", file=sys.stderr)
-        self.cgroup = self.tasks_cgroup = None
+        self.cgroup = self.tasks_cgroup = self.cpu_cgroup = None
         return out_of_memory
+
+    def hold_to_core(self, core) -> str:
+        """The candidate's whole tree held to its timing core by its cpuset cgroup (threads
+        and children it starts later too: it cannot leave it); returns the core as granted,
+        "" where none is (no core, or no cpuset cgroup)."""
+        if core is None or self.cpu_cgroup is None or not self.cpu_cgroup.hold_to_cores(str(core)):
+            return ""
+        return str(core)
 
     def limit_private_disk(self, size_mb: int) -> int:
         """Sets the candidate's private disk to the request's limit; returns its size in MiB as
@@ -285,11 +297,16 @@ def warm_cuda(lock_fd: int, seconds: dict) -> None:
 
 def timing_cores() -> dict:
     """{"judge", "candidate", "reference"} -> core from KGYM_TIMING_CORES="J,C,R" (set by the
-    executor on the GPU), or {}. A launch-bound model's time follows its launching thread's
-    core: each process gets one of its own (a candidate never shares the reference's), and a
-    pinned runner waits for requests without spinning. Each process moves there when its
-    evaluation starts, not while it warms up as the next one (that slowed the running
-    evaluation's processes on those cores: H100, wall 1.31x the single-process harness)."""
+    executor on the GPU: C = R, timing_cores_for), or {}. A launch-bound model's time follows
+    its launching thread's core, and cores differ (an H100's virtual machine: up to 55% in
+    launches per second), so the candidate's process and the reference runner share one: the
+    identity answer of launch-bound level-3 models spread 0.006-0.033 so, 0.07-0.29 on cores
+    of their own. The candidate's tree is held there (cpuset) at the lowest priority, the
+    reference runner and the judge run at the highest (isolation.TRUSTED_NICE); a pinned
+    runner waits for requests without spinning. Each process moves there when its evaluation
+    starts; nothing else of the zygote's runs there (main: keep_off), not the next
+    evaluation's warm-ups either (that slowed the running evaluation's processes on those
+    cores: H100, wall 1.31x the single-process harness)."""
     try:
         cores = [int(part) for part in os.environ.get("KGYM_TIMING_CORES", "").split(",")]
     except ValueError:
@@ -356,7 +373,8 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
     seconds, granted, confine_error = {}, [], None
     try:
         started = time.perf_counter()
-        granted, workdir = isolation.confine(workdir, isolation.JUDGE_UID, Laps(seconds))
+        granted, workdir = isolation.confine(workdir, isolation.JUDGE_UID, Laps(seconds),
+                                             trusted_priority=device == "cuda" and bool(timing_cores()))
         seconds["confine"] = time.perf_counter() - started
         if device == "cuda":
             warm_cuda(lock_fd, seconds)
@@ -432,7 +450,8 @@ def runner_main(role: str, workdir: str, end, recorder, device: str, lock_fd: in
         if key_fd >= 0:
             tracing.preload(device)
         started = time.perf_counter()
-        granted, workdir = isolation.confine(workdir, uid, Laps(confine_seconds))
+        granted, workdir = isolation.confine(workdir, uid, Laps(confine_seconds), trusted_priority=(
+            role == "reference" and device == "cuda" and bool(timing_cores())))
         confine_seconds["confine"] = time.perf_counter() - started
         if key_fd >= 0:
             tracing.start(workdir, key_fd, device)
@@ -545,7 +564,9 @@ def begin(pair: Pair, evaluation: dict, exiting_pids: set = frozenset()):
               "disk_limit_mb": pair.limit_private_disk(int(options.get("disk_limit_mb") or 0)),
               "tasks_limit": CANDIDATE_MAX_TASKS if pair.tasks_cgroup is not None else 0,
               # no pids cgroup: the executor counts the candidate's pid namespace instead
-              "polled_tasks_limit": CANDIDATE_MAX_TASKS if pair.tasks_cgroup is None else 0}
+              "polled_tasks_limit": CANDIDATE_MAX_TASKS if pair.tasks_cgroup is None else 0,
+              # before its code exists: held to the timing core it shares with the reference runner
+              "cpuset": pair.hold_to_core(timing_cores().get("candidate"))}
     pair.seconds["begin_limits"] = time.perf_counter() - started
     if evaluation.get("extension_keys"):
         extension_build.copy_built(evaluation["extension_cache"], evaluation["extension_keys"], pair.candidate_dir)
@@ -630,23 +651,29 @@ def main() -> None:
     os.unlink(lock_path)  # children keep the open file; nobody else can reach it
     bindings = integrity.bindings(integrity.harness_modules())  # before any candidate exists
     cgroup_parents = {"memory": None if args.no_memory_cgroup else cgroups.find_parent("memory"),
-                      "pids": cgroups.find_parent("pids")}
+                      "pids": cgroups.find_parent("pids"),
+                      "cpuset": cgroups.find_parent("cpuset") if args.device == "cuda" and timing_cores() else None}
+    if args.device == "cuda":
+        isolation.keep_off(set(timing_cores().values()))  # this zygote, and every process it forks
     pid_namespaces = isolation.PidNamespaces()
-    standby, exiting, wait_for_exits = None, Exiting(), False
-    pairs_made = itertools.count()
+    standbys, exiting, wait_for_exits = {}, Exiting(), False  # standbys: workdir -> Pair
 
-    def prepare(workdir: str) -> Pair:
-        uid = isolation.CANDIDATE_UIDS[next(pairs_made) % len(isolation.CANDIDATE_UIDS)]
+    def prepare(workdir: str, current: Pair = None) -> Pair:
+        taken = {pair.candidate_uid for pair in [*standbys.values(), current] if pair is not None}
+        uid = next(uid for uid in isolation.CANDIDATE_UIDS if uid not in taken)
         return Pair(workdir, args.device, recorder, lock_fd, out_fd, bindings, uid, cgroup_parents, pid_namespaces)
+
+    def standby_pids() -> set:
+        return set().union(*(pair.pids for pair in standbys.values()))
 
     for line in sys.stdin:
         command = json.loads(line)
         if "shutdown" in command:
             break
         evaluation = command["evaluate"]
-        if standby is not None and standby.workdir != evaluation["workdir"]:
-            standby.discard()
-            standby = None
+        upcoming = list(evaluation.get("next_workdirs", []))[:len(isolation.CANDIDATE_UIDS) - 1]
+        for workdir in [w for w in standbys if w != evaluation["workdir"] and w not in upcoming]:
+            standbys.pop(workdir).discard()
         # After an evaluation that took most of the GPU, the next one starts once its processes
         # are gone and their memory with them (device_memory.large).
         # A standby prepared while the last evaluation held most of the GPU may have failed to
@@ -654,7 +681,7 @@ def main() -> None:
         # evaluates again in fresh processes (failures.harmed_warm_up). Cheaper than making a
         # fresh pair after every large evaluation (KernelBench level 1 has many).
         exiting.reap(wait=wait_for_exits)
-        current, standby = standby or prepare(evaluation["workdir"]), None
+        current = standbys.pop(evaluation["workdir"], None) or prepare(evaluation["workdir"])
         started = begin(current, evaluation, exiting.pids)
         if started is None:
             current.discard()  # the prepared judge died: make a fresh pair
@@ -662,17 +689,23 @@ def main() -> None:
             started = begin(current, evaluation, exiting.pids) or {}
         protocol.write_frame(out_fd, {"started": {"pid": current.judge_pid, "candidate_pid": current.candidate_pid,
                                                   **started}})
-        if evaluation.get("next_workdir"):
-            standby = prepare(evaluation["next_workdir"])
+        if upcoming and upcoming[0] not in standbys:  # the next one is due soon: warm it up now
+            standbys[upcoming[0]] = prepare(upcoming[0], current)
         older = set(exiting.pids)  # exiting since before this evaluation: gone by now
         exiting.add(current.pids - {current.candidate_pid})
-        result = relay(current, out_fd, (standby.pids if standby else set()) | exiting.pids)
+        result = relay(current, out_fd, standby_pids() | exiting.pids)
         wait_for_exits = device_memory.large(result or {})
         exiting.reap(wait=True, pids=older)
-    if standby is not None:
-        standby.discard()
+        # The ones after next warm up now, between this evaluation's timing and the next one's:
+        # a CUDA start-up that overlaps a timing makes that timing wait for it (lock_fd). Not
+        # after a large evaluation, whose memory is not back yet.
+        if not wait_for_exits:
+            for workdir in upcoming:
+                if workdir not in standbys:
+                    standbys[workdir] = prepare(workdir)
+    for pair in standbys.values():
+        pair.discard()
     exiting.reap(wait=True)
-
 
 if __name__ == "__main__":
     main()
