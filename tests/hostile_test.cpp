@@ -172,24 +172,6 @@ struct listener {
   }
 };
 
-bool process_with_argument(const std::string& needle) {
-  DIR* dir = ::opendir("/proc");
-  bool found = false;
-  while (dirent* e = ::readdir(dir)) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9')
-      continue;
-    std::string cmdline;
-    try {
-      cmdline = read_text(std::string("/proc/") + e->d_name + "/cmdline");
-    } catch (...) {
-      continue;
-    }
-    if (cmdline.find(needle) != std::string::npos && cmdline.find("gtest") == std::string::npos)
-      found = true;
-  }
-  ::closedir(dir);
-  return found;
-}
 
 class HostileSuite : public ::testing::TestWithParam<hostile_case> {};
 

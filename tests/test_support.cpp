@@ -1,5 +1,6 @@
 #include "tests/test_support.hpp"
 
+#include <dirent.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -51,6 +52,25 @@ ExecRequest request_for(const std::string& task_id, const std::string& candidate
   if (!cuda)
     o->set_memory_limit_mb(2048);
   return request;
+}
+
+bool process_with_argument(const std::string& needle) {
+  DIR* dir = ::opendir("/proc");
+  bool found = false;
+  while (dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9')
+      continue;
+    std::string cmdline;
+    try {
+      cmdline = read_text(std::string("/proc/") + e->d_name + "/cmdline");
+    } catch (...) {
+      continue;
+    }
+    if (cmdline.find(needle) != std::string::npos && cmdline.find("gtest") == std::string::npos)
+      found = true;
+  }
+  ::closedir(dir);
+  return found;
 }
 
 }  // namespace kgym::test

@@ -9,6 +9,10 @@ namespace kgym::test {
 
 std::string source_path(const std::string& relative);  // under kgym_home()
 std::string read_text(const std::string& path);
+
+// Whether a process whose command line holds `needle` is alive (gtest's own command lines,
+// which name it in their filters, left out): the tests' marker for what a candidate started.
+bool process_with_argument(const std::string& needle);
 // The device the suite runs on: $KGYM_TEST_DEVICE ("cpu" by default, or "cuda").
 Device test_device();
 bool gpu_present();

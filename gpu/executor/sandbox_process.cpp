@@ -169,14 +169,17 @@ std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready*
   int log_fd = ::open(launch_.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 
   pid_t parent = ::getpid();
+  // If kgym dies (SIGKILL leaves it no time to clean up), the zygote is told (SIGTERM) and ends
+  // the evaluation it runs before it goes: an endless candidate would otherwise spin on with
+  // nobody holding its deadlines (its process is pid 1 of a namespace of its own). Any other
+  // sandbox process (an extension builder) goes at once.
+  const int parent_death_signal = launch_.module == "kgym_sandbox.zygote" ? SIGTERM : SIGKILL;
   pid_t pid = ::fork();
   if (pid < 0)
     return std::string("fork: ") + std::strerror(errno);
   if (pid == 0) {
     ::setsid();
-    // If kgym is killed (SIGKILL leaves no time to clean up), the zygote goes with it; its
-    // own children are swept by it as a subreaper, or die with their session's pipes.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    ::prctl(PR_SET_PDEATHSIG, parent_death_signal);
     if (::getppid() != parent)
       ::_exit(1);
     ::dup2(in_pipe[0], 0);

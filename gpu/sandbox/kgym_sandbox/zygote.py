@@ -262,6 +262,7 @@ def keep_only(sockets: list, others: list, fds: set) -> None:
     """In a forked child of a pair: its own channel `sockets` and `fds` stay open, nothing else
     of the zygote's does (the other processes' ends are let go of first, so their socket
     objects never close a number reused later)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the zygote's own way out (main) is not theirs
     for end in others:
         end.detach()
     isolation.close_fds_except({end.fileno() for end in sockets} | fds)
@@ -500,6 +501,25 @@ def reap(pid: int, grace_s: float):
         time.sleep(0.005)
 
 
+class ExecutorGone(Exception):
+    """kgym is gone (it stopped or was killed: its end of the command pipe closed, or the
+    parent-death signal, SIGTERM, came): nobody holds the evaluation's deadlines any more, so
+    nothing of it may go on running."""
+
+
+def raise_executor_gone(signum, frame):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the way out must not be cut short (seen twice)
+    raise ExecutorGone()
+
+
+def executor_gone(fd: int = 0) -> bool:
+    """Whether the executor's end of the command pipe (stdin) closed; a command waiting there
+    is not read."""
+    poller = select.poll()
+    poller.register(fd, 0)  # hang-ups and errors are reported whatever is asked
+    return any(events & (select.POLLHUP | select.POLLERR) for _, events in poller.poll(0))
+
+
 def relay(pair: Pair, out_fd: int, keep: set) -> dict:
     """Forwards the judge's phase frames and its one result, then reports the evaluation's exit
     once the candidate process is gone (its trace complete, none of its code running) and
@@ -511,6 +531,8 @@ def relay(pair: Pair, out_fd: int, keep: set) -> dict:
     relayed, status, drain_until, result = 0, None, None, None
     while result is None:
         ready, _, _ = select.select([pair.result_r], [], [], 0.05)
+        if executor_gone():  # an endless candidate would otherwise spin on for good (RLIMIT_CPU)
+            raise ExecutorGone()
         lines = reader.read_available() if ready else []
         for line in lines or []:
             relayed += len(line)
@@ -521,7 +543,10 @@ def relay(pair: Pair, out_fd: int, keep: set) -> dict:
             except ValueError:
                 continue
             if isinstance(frame, dict) and len(frame) == 1 and next(iter(frame)) in ("phase", "result"):
-                protocol.write_frame(out_fd, frame)
+                try:
+                    protocol.write_frame(out_fd, frame)
+                except BrokenPipeError:
+                    raise ExecutorGone() from None
                 if "result" in frame:  # the judge's last word: it exits now
                     result = frame["result"] if isinstance(frame["result"], dict) else {}
                     break
@@ -666,46 +691,54 @@ def main() -> None:
     def standby_pids() -> set:
         return set().union(*(pair.pids for pair in standbys.values()))
 
-    for line in sys.stdin:
-        command = json.loads(line)
-        if "shutdown" in command:
-            break
-        evaluation = command["evaluate"]
-        upcoming = list(evaluation.get("next_workdirs", []))[:len(isolation.CANDIDATE_UIDS) - 1]
-        for workdir in [w for w in standbys if w != evaluation["workdir"] and w not in upcoming]:
-            standbys.pop(workdir).discard()
-        # After an evaluation that took most of the GPU, the next one starts once its processes
-        # are gone and their memory with them (device_memory.large).
-        # A standby prepared while the last evaluation held most of the GPU may have failed to
-        # warm up for that: its judge or runners then say so at the request, and the executor
-        # evaluates again in fresh processes (failures.harmed_warm_up). Cheaper than making a
-        # fresh pair after every large evaluation (KernelBench level 1 has many).
-        exiting.reap(wait=wait_for_exits)
-        current = standbys.pop(evaluation["workdir"], None) or prepare(evaluation["workdir"])
-        started = begin(current, evaluation, exiting.pids)
-        if started is None:
-            current.discard()  # the prepared judge died: make a fresh pair
-            current = prepare(evaluation["workdir"])
-            started = begin(current, evaluation, exiting.pids) or {}
-        protocol.write_frame(out_fd, {"started": {"pid": current.judge_pid, "candidate_pid": current.candidate_pid,
-                                                  **started}})
-        if upcoming and upcoming[0] not in standbys:  # the next one is due soon: warm it up now
-            standbys[upcoming[0]] = prepare(upcoming[0], current)
-        older = set(exiting.pids)  # exiting since before this evaluation: gone by now
-        exiting.add(current.pids - {current.candidate_pid})
-        result = relay(current, out_fd, standby_pids() | exiting.pids)
-        wait_for_exits = device_memory.large(result or {})
-        exiting.reap(wait=True, pids=older)
-        # The ones after next warm up now, between this evaluation's timing and the next one's:
-        # a CUDA start-up that overlaps a timing makes that timing wait for it (lock_fd). Not
-        # after a large evaluation, whose memory is not back yet.
-        if not wait_for_exits:
-            for workdir in upcoming:
-                if workdir not in standbys:
-                    standbys[workdir] = prepare(workdir)
+    running = None  # the pair whose evaluation is under way, until its result is relayed
+    signal.signal(signal.SIGTERM, raise_executor_gone)  # kgym's parent-death signal
+    try:
+        for line in sys.stdin:
+            command = json.loads(line)
+            if "shutdown" in command:
+                break
+            evaluation = command["evaluate"]
+            upcoming = list(evaluation.get("next_workdirs", []))[:len(isolation.CANDIDATE_UIDS) - 1]
+            for workdir in [w for w in standbys if w != evaluation["workdir"] and w not in upcoming]:
+                standbys.pop(workdir).discard()
+            # After an evaluation that took most of the GPU, the next one starts once its processes
+            # are gone and their memory with them (device_memory.large).
+            # A standby prepared while the last evaluation held most of the GPU may have failed to
+            # warm up for that: its judge or runners then say so at the request, and the executor
+            # evaluates again in fresh processes (failures.harmed_warm_up). Cheaper than making a
+            # fresh pair after every large evaluation (KernelBench level 1 has many).
+            exiting.reap(wait=wait_for_exits)
+            running = current = standbys.pop(evaluation["workdir"], None) or prepare(evaluation["workdir"])
+            started = begin(current, evaluation, exiting.pids)
+            if started is None:
+                current.discard()  # the prepared judge died: make a fresh pair
+                running = current = prepare(evaluation["workdir"])
+                started = begin(current, evaluation, exiting.pids) or {}
+            protocol.write_frame(out_fd, {"started": {"pid": current.judge_pid, "candidate_pid": current.candidate_pid,
+                                                      **started}})
+            if upcoming and upcoming[0] not in standbys:  # the next one is due soon: warm it up now
+                standbys[upcoming[0]] = prepare(upcoming[0], current)
+            older = set(exiting.pids)  # exiting since before this evaluation: gone by now
+            exiting.add(current.pids - {current.candidate_pid})
+            result = relay(current, out_fd, standby_pids() | exiting.pids)
+            running = None
+            wait_for_exits = device_memory.large(result or {})
+            exiting.reap(wait=True, pids=older)
+            # The ones after next warm up now, between this evaluation's timing and the next one's:
+            # a CUDA start-up that overlaps a timing makes that timing wait for it (lock_fd). Not
+            # after a large evaluation, whose memory is not back yet.
+            if not wait_for_exits:
+                for workdir in upcoming:
+                    if workdir not in standbys:
+                        standbys[workdir] = prepare(workdir)
+    except (ExecutorGone, BrokenPipeError):  # a frame kgym is no longer there to read
+        if running is not None:
+            running.discard()
     for pair in standbys.values():
         pair.discard()
     exiting.reap(wait=True)
+
 
 if __name__ == "__main__":
     main()
