@@ -72,7 +72,9 @@ void keep_threads_off(const std::vector<int>& timing) {
   static std::mutex mutex;
   static std::vector<int> taken;
   std::lock_guard<std::mutex> lock(mutex);
-  taken.insert(taken.end(), timing.begin(), timing.end());
+  for (int c : timing)  // a zygote started again names its cores again
+    if (std::find(taken.begin(), taken.end(), c) == taken.end())
+      taken.push_back(c);
   const std::vector<int> left = cores_besides(process_cores(), taken);
   if (left.empty())
     return;

@@ -299,10 +299,9 @@ def warm_cuda(lock_fd: int, seconds: dict) -> None:
 def timing_cores() -> dict:
     """{"judge", "candidate", "reference"} -> core from KGYM_TIMING_CORES="J,C,R" (set by the
     executor on the GPU: C = R, timing_cores_for), or {}. A launch-bound model's time follows
-    its launching thread's core, and cores differ (an H100's virtual machine: up to 55% in
-    launches per second), so the candidate's process and the reference runner share one: the
-    identity answer of launch-bound level-3 models spread 0.006-0.033 so, 0.07-0.29 on cores
-    of their own. The candidate's tree is held there (cpuset) at the lowest priority, the
+    its launching thread's core, and cores differ (a virtual machine's share physical ones),
+    so the candidate's process and the reference runner share one (README, "Timing cores").
+    The candidate's tree is held there (cpuset, where granted) at the lowest priority, the
     reference runner and the judge run at the highest (isolation.TRUSTED_NICE); a pinned
     runner waits for requests without spinning. Each process moves there when its evaluation
     starts; nothing else of the zygote's runs there (main: keep_off), not the next
