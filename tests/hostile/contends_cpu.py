@@ -1,8 +1,9 @@
 # For tests/tasks/launch_bound (the whole candidate): as fast as the reference (its loop, the
 # last step in a kernel of its own), and makes the reference look slow on the host: children
 # of its process spin on every core they can reach, the reference runner's among them, at the
-# best priority they may take, whenever its process is not answering a timed batch. A
-# launch-bound reference shares its core with them then. Its speedup must stay near 1.
+# best priority they may take (a real-time one if it can), whenever its process is not
+# answering a timed batch. A launch-bound reference shares its core with them then. Its
+# speedup must stay near 1.
 import mmap
 import os
 import time
@@ -51,12 +52,15 @@ def _spin(core):
         os.sched_setaffinity(0, {core})
     except OSError:
         pass  # held to the cores it has: spin there
-    for better in (-20, -10, -1):
-        try:
-            os.setpriority(os.PRIO_PROCESS, 0, better)
-            break
-        except OSError:
-            pass
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))  # would starve the reference
+    except OSError:
+        for better in (-20, -10, -1):
+            try:
+                os.setpriority(os.PRIO_PROCESS, 0, better)
+                break
+            except OSError:
+                pass
     while True:
         if _answering[0]:
             time.sleep(0.0001)

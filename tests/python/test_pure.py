@@ -709,11 +709,12 @@ class Priorities(unittest.TestCase):
                     # A machine that lets its users raise their priority (RLIMIT_NICE up to 40:
                     # nice -20, as far as this one lets root raise it); lower_priority must take
                     # that back.
-                    try:
-                        resource.setrlimit(resource.RLIMIT_NICE, (40, 40))
-                    except ValueError:
-                        hard = resource.getrlimit(resource.RLIMIT_NICE)[1]
-                        resource.setrlimit(resource.RLIMIT_NICE, (hard, hard))
+                    for limit, most in ((resource.RLIMIT_NICE, 40), (resource.RLIMIT_RTPRIO, 99)):
+                        try:
+                            resource.setrlimit(limit, (most, most))
+                        except ValueError:
+                            hard = resource.getrlimit(limit)[1]
+                            resource.setrlimit(limit, (hard, hard))
                     os.setgroups([])
                     os.setgid(isolation.NOBODY)
                     os.setuid(isolation.NOBODY)  # no capability left: as the candidate
@@ -751,9 +752,14 @@ class Priorities(unittest.TestCase):
                 seen["raised"] = True
             except PermissionError:
                 seen["raised"] = False
-            return f"{granted} {seen['older']} {seen['later']} {seen['raised']}"
+            try:
+                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+                seen["realtime"] = True
+            except PermissionError:
+                seen["realtime"] = False
+            return f"{granted} {seen['older']} {seen['later']} {seen['raised']} {seen['realtime']}"
 
-        self.assertEqual(self.in_child(body), f"['nice={isolation.CANDIDATE_NICE}'] 19 19 False")
+        self.assertEqual(self.in_child(body), f"['nice={isolation.CANDIDATE_NICE}'] 19 19 False False")
 
     def test_run_delay_is_the_kernels_count_and_only_grows(self):
         from kgym_sandbox import isolation

@@ -472,11 +472,13 @@ def run_delay_s() -> float:
 
 def lower_priority() -> list:
     """Every thread of this process's group at CANDIDATE_NICE (Linux's nice is per thread,
-    PRIO_PGRP reaches each one; new threads inherit their creator's), and RLIMIT_NICE at 0,
-    so neither this process nor anything it starts can raise it again (nor leave SCHED_IDLE
-    for a normal policy). Before the candidate's code exists; its group is its own (setsid)."""
+    PRIO_PGRP reaches each one; new threads inherit their creator's), and RLIMIT_NICE and
+    RLIMIT_RTPRIO at 0, so neither this process nor anything it starts can raise it again nor
+    take a real-time policy (SCHED_FIFO would starve the reference outright). Before the
+    candidate's code exists; its group is its own (setsid)."""
     os.setpriority(os.PRIO_PGRP, 0, CANDIDATE_NICE)
-    resource.setrlimit(resource.RLIMIT_NICE, (0, 0))
+    for limit in (resource.RLIMIT_NICE, resource.RLIMIT_RTPRIO):
+        resource.setrlimit(limit, (0, 0))
     return [f"nice={CANDIDATE_NICE}"]
 
 
