@@ -76,7 +76,7 @@ std::vector<std::string> resolve_candidates(const std::string& task_path, const 
 
 int run_check(const std::vector<std::string>& argv) {
   args a(argv, {"task", "candidate", "device", "trials", "atol", "rtol", "timing-reps", "timeout", "memory-mb",
-                "disk-mb", "python", "seed", "precision", "tolerances", "option"},
+                "disk-mb", "python", "precision", "tolerances", "option"},
          {"json", "gpu-sizes", "verbose", "help", "no-hacking-check", "no-cupti"});
   if (a.has("help")) {
     std::cout << check_help;
@@ -102,7 +102,6 @@ int run_check(const std::vector<std::string>& argv) {
   options.set_precision(precision_named(a.get("precision", "fp32")));
   options.set_tolerances(tolerance_set_named(a.get("tolerances", "kernelbench")));
   options.set_timing_reps(static_cast<int>(a.number("timing-reps", 0)));
-  options.set_seed(static_cast<uint64_t>(a.number("seed", 0)));
   double timeout = a.number("timeout", 0);
   options.set_load_timeout_s(timeout);
   options.set_correctness_timeout_s(timeout);
