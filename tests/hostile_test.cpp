@@ -1,7 +1,6 @@
 // The hostile suite: every kind of bad candidate gets its verdict, the executor survives,
 // and a correct candidate evaluated right after still passes.
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -98,9 +97,9 @@ const hostile_case cases[] = {
     {"contends_reference", HACKED, "gpu_work_between_requests", true},
     {"defers_work", HACKED, "gpu_work_between_requests|wrong_output_when_timed", true},
     {"stretches_window", HACKED, "batch_window_longer_than_request|gpu_work_between_requests", true},
-    // Busy children on every core it can reach while the reference is timed: the runners'
-    // shared timing core holds its tree (cpuset) at the lowest priority, the reference's at
-    // the highest (a launch-bound task, whose time is its host side's).
+    // Busy children on every core it can reach while the reference is timed: on the runners'
+    // shared timing core its tree runs at the lowest priority (held there by a cpuset where
+    // granted), the reference at the highest (a launch-bound task, whose time is its host side's).
     {"contends_cpu", OK, "", true, 1.3, "tests/tasks/launch_bound"},
     // Outputs that ignore their input and pass element-wise allclose at Dr. Kernel's 1e-2
     // where the reference's values are small or barely move (tracking.py; at the CPU's sizes
@@ -171,7 +170,6 @@ struct listener {
     return ::poll(&p, 1, 0) > 0;
   }
 };
-
 
 class HostileSuite : public ::testing::TestWithParam<hostile_case> {};
 

@@ -425,12 +425,10 @@ TEST(ServeApi, ARestartWithTheJournalLosesNothing) {
   fs::remove(port_file);
 }
 
-// An answer handed to ZeroMQ is journaled as delivered only after its grace (2 s): a server
-// SIGKILLed within it delivers the answer again after its restart, to the client's routing id;
-// one killed after it does not.
 // Killed in the middle of an endless evaluation, serve leaves nothing of it running: its zygote
-// sees the command pipe close and kills the evaluation's processes (before, the candidate spun
-// on until RLIMIT_CPU, half an hour of a core, and the judge waited for it).
+// gets its parent-death signal (or sees the command pipe close) and kills the evaluation's
+// processes (before, it died with serve and the candidate spun on until RLIMIT_CPU, half an
+// hour of a core).
 TEST(ServeApi, AKilledServerLeavesNoEvaluationRunning) {
   EvalRequest endless = request("endless", "gelu_scale_residual", "fused");
   endless.set_candidate_source(endless.candidate_source() + R"(
@@ -452,19 +450,22 @@ class ModelNew(ModelNew):
   server s = start_server("orphans", {"--executors", "1"});
   client c(s.endpoint);
   c.send(endless);
-  const auto give_up = std::chrono::steady_clock::now() + 90s;
-  while (!process_with_argument("31337.27") && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(100ms);
-  ASSERT_TRUE(process_with_argument("31337.27")) << "the candidate never started";
+  auto marker_alive_after = [](bool wanted, std::chrono::seconds within) {  // polls until `wanted`
+    const auto deadline = std::chrono::steady_clock::now() + within;
+    while (process_with_argument("31337.27") != wanted && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(100ms);
+    return process_with_argument("31337.27");
+  };
+  ASSERT_TRUE(marker_alive_after(true, 90s)) << "the candidate never started";
   std::this_thread::sleep_for(1s);  // its forward spinning
   ::kill(s.pid, SIGKILL);
   wait_exit(s.pid);
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (process_with_argument("31337.27") && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(100ms);
-  EXPECT_FALSE(process_with_argument("31337.27")) << "the evaluation outlived the killed server";
+  EXPECT_FALSE(marker_alive_after(false, 10s)) << "the evaluation outlived the killed server";
 }
 
+// An answer handed to ZeroMQ is journaled as delivered only after its grace (2 s): a server
+// SIGKILLed within it delivers the answer again after its restart, to the client's routing id;
+// one killed after it does not.
 TEST(ServeApi, AnAnswerSentJustBeforeASigkillIsDeliveredAgain) {
   const std::string state = (fs::temp_directory_path() / ("kgym-grace-" + std::to_string(::getpid()))).string();
   fs::remove_all(state);
