@@ -3,6 +3,7 @@ import ctypes
 import math
 import os
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "gpu", "sandbox"))
@@ -492,6 +493,61 @@ class PidNamespaces(unittest.TestCase):
         os.waitpid(zygote, 0)
         said = os.read(said_r, 200).decode()
         self.assertEqual(said, "1 " + repr([False, True, 0, False, True, 0]))
+
+
+class KillTree(unittest.TestCase):
+    def test_a_forking_tree_is_killed_whole_and_runs_no_more(self):
+        """A candidate's process tree that keeps forking (children that left its session, each
+        forking ticking grandchildren) is killed at once by kill_tree and the sweep after it, in
+        a subreaper as the zygote is; nothing of it writes another tick afterwards."""
+        from kgym_sandbox import zygote
+        ticks_r, ticks_w = os.pipe()
+        said_r, said_w = os.pipe()
+        helper = os.fork()  # the zygote's part
+        if helper == 0:
+            try:  # never back into unittest from here
+                os.close(ticks_r)
+                ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+                root = os.fork()
+                if root == 0:
+                    for _ in range(3):
+                        if os.fork() == 0:
+                            os.setsid()
+                            while True:  # a grandchild that ticks, again and again
+                                if os.fork() == 0:
+                                    while True:
+                                        os.write(ticks_w, b".")
+                                        time.sleep(0.002)
+                                time.sleep(0.01)
+                    while True:
+                        time.sleep(0.01)
+                os.close(ticks_w)
+                time.sleep(0.3)
+                before = len(zygote.descendants(root, set()))
+                zygote.kill_tree(root, set())
+                zygote.sweep({root})
+                os.write(said_w, str(before).encode())
+                zygote.reap(root, 3.0)  # kills it if kill_tree had not
+            finally:
+                os._exit(0)
+        os.close(ticks_w)
+        os.close(said_w)
+        os.waitpid(helper, 0)
+        self.assertGreater(int(os.read(said_r, 32) or b"0"), 3, "the tree had not grown")
+        os.set_blocking(ticks_r, False)
+        try:
+            while os.read(ticks_r, 1 << 16):  # what was written before the kill
+                pass
+        except BlockingIOError:
+            pass
+        time.sleep(0.3)
+        try:
+            after = os.read(ticks_r, 1 << 16)
+        except BlockingIOError:
+            after = b""
+        self.assertEqual(after, b"", "a process of the tree ran after kill_tree and the sweep")
+        os.close(ticks_r)
+        os.close(said_r)
 
 
 class PrivateDirs(unittest.TestCase):

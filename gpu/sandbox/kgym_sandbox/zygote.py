@@ -73,6 +73,23 @@ def sweep(keep: set) -> int:
     return len(killed)
 
 
+def kill_tree(root: int, keep: set) -> None:
+    """SIGKILLs `root` and every process below it, listing until no new one appears: a process
+    with SIGKILL pending can no longer fork, and a child it made before is listed in /proc, below
+    it or, once it is gone, below the pid namespace's init (`root`, when it is that) or the
+    subreaper (this zygote, whose sweep follows). None of it runs again, though the kernel may
+    still be tearing it down (a CUDA context takes ~0.1 s to go)."""
+    killed, left = set(), {root}
+    while left:
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        killed |= left
+        left = set(descendants(root, keep)) - killed
+
+
 class Pair:
     """The processes of one evaluation, forked ahead of its request: the judge (trusted:
     task, reference, inputs, comparison, clocks, verdict; the only process whose frames reach
@@ -195,15 +212,12 @@ class Pair:
             return ""
         return self.cgroup.usage_file
 
-    def release_cgroup(self) -> bool:
-        """Whether the kernel killed in the candidate's memory cgroup for its limit; then removes
-        its cgroups (after the sweep, so nothing of the evaluation is left in them)."""
-        out_of_memory = self.cgroup is not None and self.cgroup.out_of_memory()
+    def remove_cgroups(self) -> None:
+        """Removes the candidate's cgroups (once nothing of the evaluation is left in them)."""
         for cgroup in self.cgroups:
             if not cgroup.remove():
                 print(f"kgym zygote: cgroup {cgroup.path} still busy; left behind", file=sys.stderr)
         self.cgroup = self.tasks_cgroup = self.cpu_cgroup = None
-        return out_of_memory
 
     def hold_to_core(self, core) -> str:
         """The candidate's whole tree held to its timing core by its cpuset cgroup (threads
@@ -253,7 +267,7 @@ class Pair:
                 os.waitpid(pid, 0)
             except (ProcessLookupError, ChildProcessError):
                 pass
-        self.release_cgroup()
+        self.remove_cgroups()
         if self.private_disk:
             isolation.unmount(self.candidate_dir)  # a fresh pair may mount its own here
 
@@ -519,10 +533,10 @@ def executor_gone(fd: int = 0) -> bool:
     return any(events & (select.POLLHUP | select.POLLERR) for _, events in poller.poll(0))
 
 
-def relay(pair: Pair, out_fd: int, keep: set) -> dict:
+def relay(pair: Pair, out_fd: int, keep: set, exiting) -> dict:
     """Forwards the judge's phase frames and its one result, then reports the evaluation's exit
-    once the candidate process is gone (its trace complete, none of its code running) and
-    whatever it left is swept. Nothing of the candidate process reaches the executor but its
+    once the candidate process is killed or gone (its trace complete, none of its code running
+    again; one that answered goes to `exiting`, an Exiting) and whatever it left is swept. Nothing of the candidate process reaches the executor but its
     exit. The judge and the reference runner (kgym's own; nothing of the candidate's runs
     there) may still be exiting then: a CUDA context takes ~0.1 s to go (H100), and they go
     while the executor reads the trace. Returns the judge's result, if any."""
@@ -560,13 +574,24 @@ def relay(pair: Pair, out_fd: int, keep: set) -> dict:
     # What the candidate left running, counted while its process waits on the hold (in a pid
     # namespace of its own they go with it, else the sweep below kills them).
     left = len(descendants(pair.candidate_pid, keep))
-    pair.release_hold()
-    # The candidate process ends when it is told to finish or the judge's end of its channel
-    # closes; one that does not is killed.
-    candidate_status = reap(pair.candidate_pid, 1.0)
+    out_of_memory = pair.cgroup is not None and pair.cgroup.out_of_memory()
+    if result is not None and result.get("verdict") != "CRASHED":
+        # It answered and its trace is finished: its whole tree is killed now and collected
+        # later, so its exit (its CUDA context's teardown, 0.15 s a KernelBench evaluation on an
+        # H100) overlaps the next evaluation instead of delaying this answer.
+        kill_tree(pair.candidate_pid, keep)
+        pair.release_hold()
+        candidate_status = None
+        exiting.add({pair.candidate_pid}, then=pair.remove_cgroups)
+    else:
+        # It crashed (its exit status says how) or the judge did not answer: it is gone or ends
+        # when the judge's end of its channel closes; one that does not is killed.
+        pair.release_hold()
+        candidate_status = reap(pair.candidate_pid, 1.0)
     laps("exit_candidate")
     swept = max(sweep(keep | pair.pids), left)
-    out_of_memory = pair.release_cgroup()
+    if candidate_status is not None:
+        pair.remove_cgroups()
     laps("exit_sweep")
     code, sig = exit_status(status)
     candidate_code, candidate_sig = exit_status(candidate_status)
@@ -601,14 +626,18 @@ def begin(pair: Pair, evaluation: dict, exiting_pids: set = frozenset()):
 
 
 class Exiting:
-    """kgym's own processes of finished evaluations that may still be exiting (the judge, the
-    reference runner), reaped before the next evaluation needs their GPU memory back."""
+    """Processes of finished evaluations that may still be exiting (the judge and the reference
+    runner, kgym's own; the candidate's process, killed), reaped before the next evaluation
+    needs their GPU memory back."""
 
     def __init__(self):
         self.pids = set()
+        self.then = {}  # pid -> what is done once it is collected (a killed candidate's cgroups go)
 
-    def add(self, pids) -> None:
+    def add(self, pids, then=None) -> None:
         self.pids |= set(pids)
+        if then is not None:
+            self.then.update((pid, then) for pid in pids)
 
     def reap(self, wait: bool, pids: set = None) -> None:
         """Collects those gone (of `pids`, default all); `wait`: every one, killing any still
@@ -620,6 +649,9 @@ class Exiting:
                 done = True
             if done or wait:
                 self.pids.discard(pid)
+                then = self.then.pop(pid, None)
+                if then is not None:
+                    then()
 
 
 def warm_up_cpu() -> None:
@@ -720,7 +752,7 @@ def main() -> None:
                 standbys[upcoming[0]] = prepare(upcoming[0], current)
             older = set(exiting.pids)  # exiting since before this evaluation: gone by now
             exiting.add(current.pids - {current.candidate_pid})
-            result = relay(current, out_fd, standby_pids() | exiting.pids)
+            result = relay(current, out_fd, standby_pids() | exiting.pids, exiting)
             running = None
             wait_for_exits = device_memory.large(result or {})
             exiting.reap(wait=True, pids=older)
