@@ -337,6 +337,28 @@ TEST(Containment, SecretsAndInheritedDescriptorsStayOutside) {
   std::filesystem::remove(canary_file);
 }
 
+// Containment: the files the executor reads from the candidate's directory (its log, its
+// trace) are data, whatever the candidate put there: a link to a host file only kgym may read
+// is not followed, a FIFO does not block the executor.
+TEST(Containment, FilesTheCandidateReplacedAreReadAsData) {
+  if (test_device() == CUDA && !gpu_present())
+    GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
+  const std::string canary_file = (std::filesystem::current_path() / "kgym_link_canary.txt").string();
+  { std::ofstream(canary_file) << "canary-host-file-41c7\n"; }
+  std::filesystem::permissions(canary_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  ExecRequest request = appended_request("links_its_files");
+  request.mutable_candidate()->set_source(replace_all(request.candidate().source(), "@LINK_TARGET@", canary_file));
+  const auto started = std::chrono::steady_clock::now();
+  ExecResult r = evaluator().evaluate(request);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::filesystem::remove(canary_file);
+  EXPECT_EQ(r.DebugString().find("canary-host-file"), std::string::npos) << r.DebugString().substr(0, 2000);
+  EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED") << "its trace was replaced by a FIFO: " << summary_line(r);
+  EXPECT_LT(seconds, 120.0) << "the executor waited on the candidate's FIFO";
+  ExecResult after = evaluator().evaluate(request_for("gelu_scale_residual", "correct_after_links", fused_candidate()));
+  EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);
+}
+
 // The world-writable directories of this machine (to depth 4; /proc and /sys aside), as the
 // test sees them from outside the sandbox.
 static std::vector<std::filesystem::path> world_writable_directories() {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <mutex>
 #include <csignal>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <set>
@@ -28,6 +29,7 @@
 #include "gpu/executor/scrub.hpp"
 #include "gpu/profiler/trace_check.hpp"
 #include "gpu/profiler/trace_profile.hpp"
+#include "gpu/profiler/untrusted_file.hpp"
 #include "messages/json.hpp"
 #include "pipeline/episode_store.hpp"
 #include "service/request_journal.hpp"
@@ -1126,6 +1128,30 @@ TEST(TraceProfile, GeneratedKernelsMustBeNamedInTheCandidateSource) {
   EXPECT_TRUE(kernels[4].generated());
 }
 
+
+// A file the candidate could have replaced is read only as a regular file, never through a
+// link or from a FIFO (which would block), and never past its bound.
+TEST(UntrustedFile, RegularFilesOnlyAndBounded) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("kgym_untrusted_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  { std::ofstream(dir / "log") << "0123456789"; }
+  EXPECT_EQ(read_untrusted_file((dir / "log").string(), 100), "0123456789");
+  EXPECT_EQ(read_untrusted_file((dir / "log").string(), 4), "0123");
+  EXPECT_EQ(read_untrusted_file((dir / "log").string(), 4, /*tail=*/true), "6789");
+  fs::create_symlink(dir / "log", dir / "link");
+  EXPECT_EQ(read_untrusted_file((dir / "link").string(), 100), std::nullopt) << "a link was followed";
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  EXPECT_EQ(read_untrusted_file((dir / "fifo").string(), 100), std::nullopt) << "a FIFO was read";
+  EXPECT_EQ(read_untrusted_file((dir / "missing").string(), 100), std::nullopt);
+  EXPECT_EQ(read_untrusted_file(dir.string(), 100), std::nullopt) << "a directory was read";
+  { std::ofstream(dir / "trace") << "line one\nline two\n"; }
+  fs::remove(dir / "link");
+  fs::create_symlink(dir / "trace", dir / "link");
+  EXPECT_EQ(trace_lines((dir / "trace").string()), (std::vector<std::string>{"line one", "line two"}));
+  EXPECT_TRUE(trace_lines((dir / "link").string()).empty()) << "a trace read through a link";
+  fs::remove_all(dir);
+}
 
 TEST(EvalApi, SecretsCompareWholeAndPendingAnswersEscapeTheirIds) {
   EXPECT_TRUE(secrets_equal("s3cret", "s3cret"));

@@ -20,6 +20,7 @@
 #include "gpu/executor/workdir.hpp"
 #include "gpu/profiler/request_windows.hpp"
 #include "gpu/profiler/trace_check.hpp"
+#include "gpu/profiler/untrusted_file.hpp"
 #include "gpu/profiler/trace_profile.hpp"
 #include "messages/evidence.hpp"
 
@@ -47,15 +48,7 @@ clock_type::time_point phase_deadline(const EvalOptions& o, const std::string& p
 }
 
 std::string tail_of(const fs::path& file, size_t max_bytes) {
-  std::ifstream in(file, std::ios::binary | std::ios::ate);
-  if (!in)
-    return {};
-  auto size = static_cast<size_t>(in.tellg());
-  size_t start = size > max_bytes ? size - max_bytes : 0;
-  in.seekg(static_cast<std::streamoff>(start));
-  std::string text(size - start, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  return text;
+  return read_untrusted_file(file.string(), max_bytes, /*tail=*/true).value_or("");
 }
 
 std::string signal_name(int sig) {
@@ -109,11 +102,12 @@ void archive_trace(const fs::path& workdir, const std::string& key_hex, const fs
   std::replace(name.begin(), name.end(), '/', '_');
   std::error_code ignored;
   fs::create_directories(archive, ignored);
-  fs::copy_file(workdir / "candidate" / "trace.jsonl", archive / (name + ".jsonl"), fs::copy_options::overwrite_existing,
-                ignored);
+  auto keep = [&](const fs::path& from, const std::string& as) {  // what the candidate left there, never a link
+    std::ofstream(archive / as, std::ios::binary) << read_untrusted_file(from.string(), max_trace_bytes).value_or("");
+  };
+  keep(workdir / "candidate" / "trace.jsonl", name + ".jsonl");
   std::ofstream(archive / (name + ".key")) << key_hex << "\n";
-  fs::copy_file(workdir / "reference" / "trace.jsonl", archive / (name + ".reference.jsonl"),
-                fs::copy_options::overwrite_existing, ignored);
+  keep(workdir / "reference" / "trace.jsonl", name + ".reference.jsonl");
 }
 
 // Work roots of kgym processes that were killed before they could clean up.

@@ -1,10 +1,11 @@
 #include "gpu/profiler/trace_check.hpp"
 
-#include <fstream>
+#include <sstream>
 #include <utility>
 
 #include "gpu/trace/trace_mac.hpp"
 #include "gpu/profiler/trace_profile.hpp"
+#include "gpu/profiler/untrusted_file.hpp"
 #include "messages/evidence.hpp"
 #include "messages/json.hpp"
 
@@ -77,7 +78,7 @@ checked_trace check_trace(const std::vector<std::string>& lines, const std::stri
 
 std::vector<std::string> trace_lines(const std::string& path) {
   std::vector<std::string> lines;
-  std::ifstream in(path);
+  std::istringstream in(read_untrusted_file(path, max_trace_bytes).value_or(""));
   for (std::string line; std::getline(in, line);)
     lines.push_back(line);
   return lines;

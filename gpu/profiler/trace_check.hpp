@@ -26,7 +26,12 @@ struct checked_trace {
 // (lines went missing).
 checked_trace check_trace(const std::vector<std::string>& lines, const std::string& key);
 
-// The lines of a trace file; none when it is missing.
+// A trace file is read up to this size (a level-3 model's CUPTI trace is a few MiB); what lies
+// beyond is not read, so the trace's end record is missing.
+constexpr size_t max_trace_bytes = size_t{256} << 20;
+
+// The lines of a trace file (read_untrusted_file: a link or a FIFO in its place is no trace);
+// none when it is missing.
 std::vector<std::string> trace_lines(const std::string& path);
 
 // Bytes from hex ("" when it is not hex of the right length).
