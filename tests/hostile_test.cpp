@@ -493,10 +493,33 @@ TEST(Containment, TheCandidatesTasksAreBounded) {
 
 // Mount points in this process's sandboxes (work roots are named kgym-sandbox-PID-N).
 static int sandbox_mounts() {
-  std::ifstream mountinfo("/proc/self/mountinfo");
   const std::string mine = "/kgym-sandbox-" + std::to_string(::getpid()) + "-";
-  int n = 0;
-  for (std::string line; std::getline(mountinfo, line);) n += line.find(mine) != std::string::npos;
+  auto count = [&](const std::string& mountinfo_file) {
+    std::ifstream mountinfo(mountinfo_file);
+    int n = 0;
+    for (std::string line; std::getline(mountinfo, line);) n += line.find(mine) != std::string::npos;
+    return n;
+  };
+  int n = count("/proc/self/mountinfo");
+  // Unprivileged, the zygote (a child of this process) mounts the private disks in a mount
+  // namespace of its own.
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path own_namespace = fs::read_symlink("/proc/self/ns/mnt", ec);
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string pid = entry.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const auto after_name = line.rfind(')');
+    if (after_name == std::string::npos || std::atoi(line.c_str() + after_name + 4) != ::getpid())
+      continue;  // "pid (name) S ppid ...": only this process's children
+    std::error_code unreadable;
+    if (fs::read_symlink(entry.path() / "ns" / "mnt", unreadable) != own_namespace && !unreadable)
+      n += count((entry.path() / "mountinfo").string());
+  }
   return n;
 }
 
@@ -522,8 +545,9 @@ static std::vector<std::string> left_in_sandboxes(const std::string& prefix) {
 }
 
 // A disk quota: the candidate's private /tmp, /var/tmp and /dev/shm are one tmpfs of the
-// request's size (root), or, unprivileged, one directory the executor counts by walking it
-// (a directory locked against the walk included); filling it fails the candidate with
+// request's size (as root; unprivileged, in the zygote's own mount namespace), or, where
+// neither is granted, one directory the executor counts by walking it (a directory locked
+// against the walk included); filling it fails the candidate with
 // RESOURCE_LIMIT, and its mount and files are gone with the evaluation (only the prepared
 // next ones' mounts stay).
 TEST(Containment, ThePrivateDiskIsBoundedAndGoes) {
@@ -537,10 +561,11 @@ TEST(Containment, ThePrivateDiskIsBoundedAndGoes) {
     bounded |= granted == "candidate:private_disk=64MiB";
     polled |= granted == "candidate:disk_by_polling=64MiB";
   }
-  if (::geteuid() == 0)
-    EXPECT_TRUE(bounded) << "as root the candidate's private disk is a tmpfs of the request's size";
+  if (::geteuid() == 0 || user_namespaces_granted())
+    EXPECT_TRUE(bounded) << "as root, or root of its own user and mount namespace, the candidate's private disk is "
+                            "a tmpfs of the request's size: " << summary_line(r);
   else
-    EXPECT_TRUE(polled) << "unprivileged the executor counts the candidate's directory: " << summary_line(r);
+    EXPECT_TRUE(polled) << "without either the executor counts the candidate's directory: " << summary_line(r);
   EXPECT_EQ(Verdict_Name(r.verdict()), "RESOURCE_LIMIT") << summary_line(r);
   EXPECT_NE(r.message().find("private disk"), std::string::npos) << r.message();
   EXPECT_TRUE(has_evidence(r, "disk_limit")) << summary_line(r);

@@ -87,8 +87,9 @@ void explain_candidate_exit(const SandboxEvent::ChildExit& exit, ExecResult* r) 
 }
 
 // What the candidate printed (most of the budget), then the judge's own log if it wrote one.
-std::string evaluation_log(const fs::path& workdir) {
-  std::string log = tail_of(workdir / "candidate" / "sandbox.log", 4096);
+// `candidate_dir`: the candidate's directory as the executor sees it (Started.candidate_dir).
+std::string evaluation_log(const fs::path& workdir, const fs::path& candidate_dir) {
+  std::string log = tail_of(candidate_dir / "sandbox.log", 4096);
   std::string judge = tail_of(workdir / "judge" / "sandbox.log", 1024);
   if (!judge.empty())
     log += (log.empty() || log.back() == '\n' ? "" : "\n") + std::string("[judge]\n") + judge;
@@ -98,14 +99,15 @@ std::string evaluation_log(const fs::path& workdir) {
 // Keeps the candidate's trace and its key (<name>.jsonl, <name>.key) as test data, and the
 // reference runner's (<name>.reference.jsonl; its key is nobody's: its kernels beside the
 // candidate's, for bench/identity_kernels.py); '/' in ids becomes '_'.
-void archive_trace(const fs::path& workdir, const std::string& key_hex, const fs::path& archive, std::string name) {
+void archive_trace(const fs::path& workdir, const fs::path& candidate_dir, const std::string& key_hex,
+                   const fs::path& archive, std::string name) {
   std::replace(name.begin(), name.end(), '/', '_');
   std::error_code ignored;
   fs::create_directories(archive, ignored);
   auto keep = [&](const fs::path& from, const std::string& as) {  // what the candidate left there, never a link
     std::ofstream(archive / as, std::ios::binary) << read_untrusted_file(from.string(), max_trace_bytes).value_or("");
   };
-  keep(workdir / "candidate" / "trace.jsonl", name + ".jsonl");
+  keep(candidate_dir / "trace.jsonl", name + ".jsonl");
   std::ofstream(archive / (name + ".key")) << key_hex << "\n";
   keep(workdir / "reference" / "trace.jsonl", name + ".reference.jsonl");
 }
@@ -310,7 +312,9 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
   const pid_t candidate = static_cast<pid_t>(event.started().candidate_pid());
   // Its private disk is RAM (a tmpfs): what it holds counts as the candidate's memory.
   const int64_t disk_limit_mb = event.started().disk_limit_mb();
-  const fs::path candidate_dir = workdir / "candidate";
+  // Where the executor sees it: unprivileged, the zygote's mount namespace holds its private disk.
+  const fs::path candidate_dir =
+      event.started().candidate_dir().empty() ? workdir / "candidate" : fs::path(event.started().candidate_dir());
   int64_t peak_disk = 0;
   const std::string cgroup_usage_file = event.started().memory_usage_file();
   const int64_t tasks_limit = event.started().tasks_limit();
@@ -323,10 +327,10 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     peak_disk = std::max(peak_disk, used);
     return used;
   };
-  // Without a tmpfs of its own (unprivileged: the zygote cannot mount one where the executor
-  // sees it), its directory, bound over its /tmp, /var/tmp and /dev/shm, lies on the host's
-  // disk: the executor walks it every tick and stops the candidate past the request's limit
-  // (what one tick lets it write past it is not bounded, only seen).
+  // Without a tmpfs of its own (where the zygote is neither root nor root of a user and mount
+  // namespace of its own), its directory, bound over its /tmp, /var/tmp and /dev/shm, lies on
+  // the host's disk: the executor walks it every tick and stops the candidate past the
+  // request's limit (what one tick lets it write past it is not bounded, only seen).
   const int64_t polled_disk_limit_mb = disk_limit_mb > 0 ? 0 : opts.disk_limit_mb();
   int64_t polled_disk_peak = 0;
   bool polled_too_many = false;
@@ -532,7 +536,7 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
   if (!exit_info.trace_key().empty()) {
     const auto trace_started = clock_type::now();
     const bool cuda = request.device() == CUDA;
-    const fs::path trace_file = workdir / "candidate" / "trace.jsonl";
+    const fs::path trace_file = candidate_dir / "trace.jsonl";
     auto trace = read_checked_trace(trace_file.string(), exit_info.trace_key());
     auto unmarked = unmark_generated_not_in_source(trace.kernels, request.candidate().source());
     if (!unmarked.empty())
@@ -548,11 +552,11 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     if (cuda)
       apply_profile_verdict(profile_of(trace), opts.no_hacking_check(), &result);
     if (!options_.trace_archive.empty())
-      archive_trace(workdir, exit_info.trace_key(), options_.trace_archive, request.request_id());
+      archive_trace(workdir, candidate_dir, exit_info.trace_key(), options_.trace_archive, request.request_id());
     (*result.mutable_harness_seconds())["trace_check"] =
         std::chrono::duration<double>(clock_type::now() - trace_started).count();
   }
-  result.set_log(evaluation_log(workdir));
+  result.set_log(evaluation_log(workdir, candidate_dir));
   remove_workdir(workdir);
   auto done = finish(result);
   spdlog::info("request {} task {} candidate {}: {} in {:.2f} s", request.request_id(), request.task().id(),

@@ -72,7 +72,21 @@ def own_user_namespace() -> bool:
     # No user namespace inside it: a candidate would be root of one again, where it could
     # mount a tmpfs that no process's memory shows.
     _write(MAX_USER_NAMESPACES, "0")
+    # And a mount namespace of its own, where each candidate's private disk is a bounded tmpfs
+    # (mount_private_disk), which the executor reads through this process's root (seen_from_host).
+    global _own_mounts
+    _own_mounts = _unshare(CLONE_NEWNS)
     return True
+
+
+_own_mounts = False  # own_user_namespace made this process a mount namespace of its own
+
+
+def seen_from_host(path: str) -> str:
+    """Where a process outside (the executor) finds `path` as this process sees it: the same
+    path, or under /proc/<this process>/root where this process has a mount namespace of its
+    own (its mounts are not the host's; the same uid owns that namespace, so it may look)."""
+    return f"/proc/{os.getpid()}/root{os.path.abspath(path)}" if _own_mounts else path
 
 
 def _map_own_ids(inside_uid: int, uid: int, inside_gid: int, gid: int) -> bool:
@@ -327,10 +341,12 @@ def _private_tmp(workdir: str, granted: list) -> str:
 
 
 def mount_private_disk(path: str, size_mb: int) -> bool:
-    """A size-limited tmpfs on `path` (the candidate's directory, mounted where the executor
-    sees it too: its trace and log are read there), so what the candidate writes to its private
-    /tmp, /var/tmp and /dev/shm is bounded and goes when the executor unmounts it. Root only;
-    False where the OS refuses (then only RLIMIT_FSIZE bounds each file)."""
+    """A size-limited tmpfs on `path` (the candidate's directory; its trace and log are read
+    there, by the executor through seen_from_host), so what the candidate writes to its private
+    /tmp, /var/tmp and /dev/shm is bounded and goes when the executor removes the directory
+    (unmounting it as root; unprivileged, removing the mount point the host sees takes the
+    mount in our namespace with it). As root, or as root of our own user and mount namespace;
+    False where the OS refuses (then the executor walks the directory each tick)."""
     return os.geteuid() == 0 and _mount("tmpfs", path, MS_NOSUID | MS_NODEV, "tmpfs", f"size={size_mb}m,mode=0700")
 
 

@@ -611,6 +611,7 @@ def begin(pair: Pair, evaluation: dict, exiting_pids: set = frozenset()):
     started = time.perf_counter()
     limits = {"memory_usage_file": pair.limit_memory(int(options.get("memory_limit_mb") or 0)),
               "disk_limit_mb": pair.limit_private_disk(int(options.get("disk_limit_mb") or 0)),
+              "candidate_dir": isolation.seen_from_host(pair.candidate_dir),
               "tasks_limit": CANDIDATE_MAX_TASKS if pair.tasks_cgroup is not None else 0,
               # no pids cgroup: the executor counts the candidate's pid namespace instead
               "polled_tasks_limit": CANDIDATE_MAX_TASKS if pair.tasks_cgroup is None else 0,
