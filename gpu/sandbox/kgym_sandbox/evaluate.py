@@ -72,11 +72,14 @@ def interpreter_profile(reference, candidate, inputs: list, atol: float, rtol: f
 
 
 def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_gpu=lambda: None,
-             rng: random.Random = None, timed_reference=None) -> dict:
+             rng: random.Random = None, timed_reference=None, gpu_done=lambda: None,
+             timing_planned=lambda small: None) -> dict:
     """Fills `result` as it goes (a Failure leaves what was learnt before it in place).
     `candidate` is the remote candidate (or the plain harness's in-process stand-in);
     `timed_reference` the reference runner (None: the judge's reference model, in process);
-    `quiet_gpu` returns once no other sandbox process is initialising the GPU."""
+    `quiet_gpu` returns once no other sandbox process is initialising the GPU and keeps any
+    from starting until `gpu_done`; `timing_planned(small)` says the timing is about to start,
+    and whether this evaluation is small enough for the next ones to warm up beside it."""
     device = "cuda" if request.get("device") == "CUDA" else "cpu"
     # The executor sends every option filled in; other callers get messages/eval_defaults.json's.
     opts = {**eval_defaults.options(device), **{k: v for k, v in request.get("options", {}).items() if v}}
@@ -241,6 +244,8 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
                         int(opts["batch_memory_mb"]) << 20)
     result["timed_batch_calls"] = timed["batch"]
     timed_reference.load_state(reference)  # BatchNorm's running statistics as the trials left them
+    # On the GPU (on the CPU the next evaluations' start would share the timed cores)
+    timing_planned(device == "cuda" and not device_memory.large(result))
     lap("timing_plan")
 
     def check_timed(call: int, expected: list, given: list) -> None:
@@ -263,6 +268,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
         reference_changed = timed_reference.finish()  # its process exits while the traced calls run
         if device == "cuda" and candidate.traced and int(opts["traced_reps"]) > 0:
             result["traced_rep_ms"] = timing.time_traced(candidate, new_inputs, int(opts["traced_reps"]))
+        gpu_done()  # the next evaluations' warm-ups may start now
         lap("timing_traced")
     except Failure:
         raise

@@ -328,8 +328,14 @@ def timing_cores() -> dict:
     return dict(zip(("judge", "candidate", "reference"), cores)) if len(cores) == 3 else {}
 
 
-def wait_for_quiet_gpu(lock_fd: int) -> None:
+def hold_quiet_gpu(lock_fd: int) -> None:
+    """Once no warm-up holds the GPU (warm_cuda), keeps new ones waiting until release_gpu
+    (or this process's exit): the next evaluations, prepared while this one is timed, start
+    their CUDA right after its timing."""
     fcntl.lockf(lock_fd, fcntl.LOCK_EX)
+
+
+def release_gpu(lock_fd: int) -> None:
     fcntl.lockf(lock_fd, fcntl.LOCK_UN)
 
 
@@ -426,8 +432,9 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
         if device == "cuda":
             import torch
             result["device_name"] = torch.cuda.get_device_name()
-        evaluate.evaluate(request, workdir, candidate, phase, result, lambda: wait_for_quiet_gpu(lock_fd),
-                          timed_reference=reference)
+        evaluate.evaluate(request, workdir, candidate, phase, result, lambda: hold_quiet_gpu(lock_fd),
+                          timed_reference=reference, gpu_done=lambda: release_gpu(lock_fd),
+                          timing_planned=lambda small: protocol.write_frame(result_fd, {"prepare_next": small}))
     except evaluate.Failure as failure:
         result.update(verdict=failure.verdict, failed_phase=failure.phase, message=failure.message,
                       evidence=failure.evidence)
@@ -533,8 +540,10 @@ def executor_gone(fd: int = 0) -> bool:
     return any(events & (select.POLLHUP | select.POLLERR) for _, events in poller.poll(0))
 
 
-def relay(pair: Pair, out_fd: int, keep: set, exiting) -> dict:
-    """Forwards the judge's phase frames and its one result, then reports the evaluation's exit
+def relay(pair: Pair, out_fd: int, keep: set, exiting, prepare_next=lambda: set()) -> dict:
+    """Forwards the judge's phase frames and its one result (preparing the next evaluations,
+    `prepare_next`, which returns every standby's pids, when the judge says its timing starts
+    and leaves room), then reports the evaluation's exit
     once the candidate process is killed or gone (its trace complete, none of its code running
     again; one that answered goes to `exiting`, an Exiting) and whatever it left is swept. Nothing of the candidate process reaches the executor but its
     exit. The judge and the reference runner (kgym's own; nothing of the candidate's runs
@@ -554,6 +563,9 @@ def relay(pair: Pair, out_fd: int, keep: set, exiting) -> dict:
             try:
                 frame = json.loads(line)
             except ValueError:
+                continue
+            if frame == {"prepare_next": True}:  # the judge's word to us, not the executor's: the next
+                keep = keep | prepare_next()  # evaluations' processes, forked now, are not this one's leftovers
                 continue
             if isinstance(frame, dict) and len(frame) == 1 and next(iter(frame)) in ("phase", "result"):
                 try:
@@ -753,17 +765,24 @@ def main() -> None:
                 standbys[upcoming[0]] = prepare(upcoming[0], current)
             older = set(exiting.pids)  # exiting since before this evaluation: gone by now
             exiting.add(current.pids - {current.candidate_pid})
-            result = relay(current, out_fd, standby_pids() | exiting.pids, exiting)
+            def prepare_upcoming() -> set:
+                for workdir in upcoming:  # they start CUDA once this one's timing is done (hold_quiet_gpu)
+                    if workdir not in standbys:
+                        standbys[workdir] = prepare(workdir, current)
+                return standby_pids()
+
+            result = relay(current, out_fd, standby_pids() | exiting.pids, exiting, prepare_upcoming)
             running = None
             wait_for_exits = device_memory.large(result or {})
             exiting.reap(wait=True, pids=older)
-            # The ones after next warm up now, between this evaluation's timing and the next one's:
-            # a CUDA start-up that overlaps a timing makes that timing wait for it (lock_fd). Not
-            # after a large evaluation, whose memory is not back yet.
+            # Those not prepared while it was timed (on the CPU, or it ended before its timing)
+            # warm up now, before the next one's timing: a CUDA start-up that overlaps a timing
+            # makes that timing wait for it (lock_fd). Not after a large evaluation, whose memory
+            # is not back yet. Not with its candidate's uid, which may still be exiting.
             if not wait_for_exits:
                 for workdir in upcoming:
                     if workdir not in standbys:
-                        standbys[workdir] = prepare(workdir)
+                        standbys[workdir] = prepare(workdir, current)
     except (ExecutorGone, BrokenPipeError):  # a frame kgym is no longer there to read
         if running is not None:
             running.discard()
