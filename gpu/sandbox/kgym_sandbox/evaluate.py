@@ -237,6 +237,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     enter("timing")
     lap.skip()
     device_memory.release(device)  # the trials' inputs and outputs: timing's arenas come next
+    lap("timing_release")
     quiet_gpu()
     lap("timing_quiet")
     reference.eval()
