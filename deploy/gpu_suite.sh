@@ -15,7 +15,10 @@ cd "$(dirname "$0")/.."
 export LD_LIBRARY_PATH="$PWD/.debs/root/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 export PYTHONUNBUFFERED=1
 # A build carried in the bundle (deploy/device_bundle.sh) becomes build/ here.
-if [ ! -x build/kgym ] && [ -x .debs/build/kgym ]; then cp -r .debs/build build; fi
+# A machine still warm from an earlier call keeps that call's build/: a newer bundle replaces it.
+if [ -x .debs/build/kgym ] && { [ ! -x build/kgym ] || [ .debs/build/kgym -nt build/kgym ]; }; then
+  mkdir -p build && cp -a .debs/build/. build/
+fi
 # CTest files name the source tree of the build; make that path lead here.
 built_in=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build/CMakeCache.txt)
 if [ "$built_in" != "$PWD" ] && [ ! -e "$built_in" ]; then
