@@ -11,7 +11,9 @@ Every ExecResult goes to --out (JSON lines) for plotting.
 With --baseline, KernelBench's own harness (`eval_kernel_against_ref`, run in one Python
 process by bench/kernelbench_baseline.py, which says which of its packages were stubbed)
 judges the same problems after kgym in the same run, and a last table gives both
-evaluations/hour and their ratio, and where the two disagree.
+evaluations/hour and their ratio, and where the two disagree; then both again from each side's
+first answer to its last (a long-running service's rate, without kgym's sandbox start or
+KernelBench's imports and either side's first problem).
 
     python3 bench/kernelbench_sweep.py --kernelbench ../shared/kernelbench --level 1 --level 2 --level 3
     python3 bench/kernelbench_sweep.py --kernelbench ../shared/kernelbench --level 2 --only 1,5,9 --baseline
@@ -43,8 +45,10 @@ def sweep_level(client: KgymClient, tasks: list, level: int, args, out) -> list:
         source = open(os.path.join(task, "candidates", "identity.py")).read()
         ids[client.submit(name, source, options=options)] = name
     by_task, started = {}, time.monotonic()
+    arrivals = []
     while len(by_task) < len(ids):
         answer = client.receive()
+        arrivals.append(time.monotonic())
         r = answer["result"]
         by_task[ids[answer["request_id"]]] = r
         if out:
@@ -53,14 +57,15 @@ def sweep_level(client: KgymClient, tasks: list, level: int, args, out) -> list:
         print(f"  [{len(by_task)}/{len(tasks)} {time.monotonic() - started:6.0f} s] {r.get('task_id', '?')[:50]:50s} "
               f"{r.get('verdict', '?'):15s} {r.get('wall_s', 0):6.1f} s {r.get('peak_device_memory_mb', 0) / 1024:6.1f} GiB "
               f"speedup {r.get('speedup', 0):.4f}", file=sys.stderr, flush=True)
-    return [by_task[os.path.basename(t)] for t in tasks]
+    return [by_task[os.path.basename(t)] for t in tasks], arrivals
 
 
 def baseline_level(problems: list, args) -> tuple:
-    """KernelBench's harness on the same problems, in its own process: (rows, stubbed)."""
+    """KernelBench's harness on the same problems, in its own process: (rows, stubbed, each
+    row's arrival time)."""
     command = [sys.executable, os.path.join(ROOT, "bench", "kernelbench_baseline.py"),
                "--kernelbench", args.kernelbench, "--precision", args.precision] + problems
-    rows, stubbed, started = [], [], time.monotonic()
+    rows, stubbed, started, arrivals = [], [], time.monotonic(), []
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as process:
         for line in process.stdout:
             if line.startswith('{"stubbed"'):
@@ -68,11 +73,18 @@ def baseline_level(problems: list, args) -> tuple:
             elif line.startswith('{"problem"'):
                 row = json.loads(line)
                 rows.append(row)
+                arrivals.append(time.monotonic())
                 print(f"  KernelBench [{len(rows)}/{len(problems)} {time.monotonic() - started:6.0f} s] "
                       f"{row['problem'][:50]:50s} {'correct' if row['correct'] else 'NOT correct':11s} "
                       f"{row['wall_s']:6.1f} s {row['peak_device_memory_mb'] / 1024:6.1f} GiB {row['error'][:80]}",
                       file=sys.stderr, flush=True)
-    return rows, stubbed
+    return rows, stubbed, arrivals
+
+
+def steady_rate(arrivals: list) -> float:
+    """Evaluations/hour from the first answer to the last: a long-running service's rate, its
+    start-up (kgym's sandbox, KernelBench's imports, each side's first problem) left out."""
+    return 3600 * (len(arrivals) - 1) / max(arrivals[-1] - arrivals[0], 1e-9) if len(arrivals) > 1 else 0.0
 
 
 def report(level: int, results: list, elapsed_s: float) -> None:
@@ -97,7 +109,8 @@ def report(level: int, results: list, elapsed_s: float) -> None:
                                            for r in sorted(results, key=lambda r: -r.get("peak_device_memory_mb", 0))[:5]))
 
 
-def compare(level: int, results: list, kgym_s: float, rows: list, baseline_s: float, stubbed: list) -> str:
+def compare(level: int, results: list, kgym_s: float, rows: list, baseline_s: float, stubbed: list,
+            kgym_steady: float, baseline_steady: float) -> str:
     """Prints where kgym and KernelBench's harness disagree; returns the level's table row."""
     print(f"\nlevel {level}, KernelBench's harness: {sum(r['correct'] for r in rows)}/{len(rows)} correct, "
           f"{baseline_s:.0f} s; stubbed packages: {', '.join(stubbed) or 'none'}")
@@ -109,7 +122,8 @@ def compare(level: int, results: list, kgym_s: float, rows: list, baseline_s: fl
     baseline_rate = 3600 * len(rows) / max(baseline_s, 1e-9)
     ok = sum(r.get("verdict") == "OK" for r in results)
     return (f"| {level} | {len(results)} | {ok} | {sum(r['correct'] for r in rows)} | {kgym_rate:.0f} | "
-            f"{baseline_rate:.0f} | {kgym_rate / max(baseline_rate, 1e-9):.2f} |")
+            f"{baseline_rate:.0f} | {kgym_rate / max(baseline_rate, 1e-9):.2f} | {kgym_steady:.0f} | "
+            f"{baseline_steady:.0f} | {kgym_steady / max(baseline_steady, 1e-9):.2f} |")
 
 
 def main():
@@ -142,20 +156,22 @@ def main():
             for level, (problems, tasks) in chosen.items():
                 print(f"level {level}: {len(tasks)} problems through kgym serve", file=sys.stderr, flush=True)
                 started = time.monotonic()
-                results = sweep_level(client, tasks, level, args, out)
+                results, arrivals = sweep_level(client, tasks, level, args, out)
                 elapsed = time.monotonic() - started
                 machine = machine or next((r["device_name"] for r in results if r.get("device_name")), None)
                 report(level, results, elapsed)
                 if args.baseline:
                     print(f"level {level}: the same problems through KernelBench's harness", file=sys.stderr, flush=True)
                     started = time.monotonic()
-                    rows, stubbed = baseline_level(problems, args)
-                    comparison.append(compare(level, results, elapsed, rows, time.monotonic() - started, stubbed))
+                    rows, stubbed, baseline_arrivals = baseline_level(problems, args)
+                    comparison.append(compare(level, results, elapsed, rows, time.monotonic() - started, stubbed,
+                                              steady_rate(arrivals), steady_rate(baseline_arrivals)))
     print(f"\nmachine: {machine or 'unknown'}; precision {args.precision}; identity answers through "
           f"{args.kgym} serve --device {args.device}")
     if comparison:
-        print("\n| level | problems | kgym OK | KernelBench correct | kgym evals/hour | KernelBench evals/hour | ratio |")
-        print("|---|---|---|---|---|---|---|")
+        print("\n| level | problems | kgym OK | KernelBench correct | kgym evals/hour | KernelBench evals/hour | ratio "
+              "| kgym after its first | KernelBench after its first | ratio |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for row in comparison:
             print(row)
 
