@@ -571,7 +571,8 @@ def relay(pair: Pair, out_fd: int, keep: set, exiting, prepare_next=lambda: set(
             except ValueError:
                 continue
             if frame == {"prepare_next": True}:  # the judge's word to us, not the executor's: the next
-                keep = keep | prepare_next()  # evaluations' processes, forked now, are not this one's leftovers
+                if isolation.switches_uids():  # evaluations' processes, forked now, are not its leftovers
+                    keep = keep | prepare_next()  # (sharing our uid, the candidate could make our forks fail)
                 continue
             if isinstance(frame, dict) and len(frame) == 1 and next(iter(frame)) in ("phase", "result"):
                 try:
@@ -593,10 +594,13 @@ def relay(pair: Pair, out_fd: int, keep: set, exiting, prepare_next=lambda: set(
     # namespace of its own they go with it, else the sweep below kills them).
     left = len(descendants(pair.candidate_pid, keep))
     out_of_memory = pair.cgroup is not None and pair.cgroup.out_of_memory()
-    if result is not None and result.get("verdict") != "CRASHED":
+    own_uids = isolation.switches_uids()
+    if result is not None and result.get("verdict") != "CRASHED" and own_uids:
         # It answered and its trace is finished: its whole tree is killed now and collected
         # later, so its exit (its CUDA context's teardown, 0.15 s a KernelBench evaluation on an
-        # H100) overlaps the next evaluation instead of delaying this answer.
+        # H100) overlaps the next evaluation instead of delaying this answer. Only where it has
+        # a uid of its own: sharing ours (unprivileged), its dying tasks would still count
+        # against RLIMIT_NPROC when we fork the next evaluation's processes.
         kill_tree(pair.candidate_pid, keep)
         pair.release_hold()
         candidate_status = None
