@@ -292,27 +292,21 @@ def send_key(key_r: int, key_w: int) -> str:
 
 
 def warm_cuda(lock_fd: int, seconds: dict) -> None:
-    """Creates the CUDA context and the cuBLAS and cuDNN handles, each step under the lock that
-    keeps warm-ups out of the running evaluation's timed region (hold_quiet_gpu): a timing that
-    is about to start waits for one step, not the whole warm-up, and the steps left run after
-    it. (Compiling a Triton kernel here too was tried on an H100: the lock then delayed the
-    running evaluation's timing by the compile time, and throughput did not improve.)"""
+    """Creates the CUDA context and the cuBLAS and cuDNN handles, holding the lock that keeps
+    warm-ups out of the running evaluation's timed region. (Compiling a Triton kernel here
+    too was tried on an H100: the lock then delayed the running evaluation's timing by the
+    compile time, and throughput did not improve.)"""
     import torch
-
-    def conv():
-        torch.nn.functional.conv2d(torch.ones(1, 1, 4, 4, device="cuda"), torch.ones(1, 1, 3, 3, device="cuda"))
     started = time.perf_counter()
-    for name, step in (("context", lambda: torch.zeros(1, device="cuda")),
-                       ("cublas", lambda: torch.ones(8, 8, device="cuda") @ torch.ones(8, 8, device="cuda")),
-                       ("cudnn", conv)):
-        fcntl.lockf(lock_fd, fcntl.LOCK_SH)
-        step_started = time.perf_counter()
-        try:
-            step()
-            torch.cuda.synchronize()
-        finally:
-            fcntl.lockf(lock_fd, fcntl.LOCK_UN)
-        seconds[f"cuda_init_{name}"] = time.perf_counter() - step_started
+    fcntl.lockf(lock_fd, fcntl.LOCK_SH)
+    try:
+        torch.zeros(1, device="cuda")
+        torch.ones(8, 8, device="cuda") @ torch.ones(8, 8, device="cuda")  # cuBLAS handle
+        torch.nn.functional.conv2d(torch.ones(1, 1, 4, 4, device="cuda"),
+                                   torch.ones(1, 1, 3, 3, device="cuda"))  # cuDNN handle
+        torch.cuda.synchronize()
+    finally:
+        fcntl.lockf(lock_fd, fcntl.LOCK_UN)
     seconds["cuda_init"] = time.perf_counter() - started
 
 
