@@ -46,6 +46,7 @@ serve_view::serve_view(web_options options, std::shared_ptr<const serve_board> b
   server_.new_task_queue = [] { return new httplib::ThreadPool(8); };
   secure_defaults(server_);
   serve_pages(server_, options_.secret, {"/serve.html", "/serve.js", "/style.css"}, "/serve.html");
+  serve_chart_library(server_, options_);
   server_.Get("/api/serve", guarded(options_.secret, [this](const httplib::Request& req, httplib::Response& res) {
     size_t limit = 50;
     if (req.has_param("limit")) {

@@ -117,25 +117,29 @@ web_server::snapshot web_server::current() {
   return s;
 }
 
-void web_server::routes() {
-  serve_pages(server_, options_.secret, {"/index.html", "/app.js", "/style.css"}, "/index.html");
+void serve_chart_library(httplib::Server& server, const web_options& options) {
   for (const auto& [name, type] : {std::pair<std::string, std::string>{"dygraph.min.js", "text/javascript"},
                                    {"dygraph.min.css", "text/css"}}) {
     std::string body;
     try {
-      body = read_file(options_.asset_dir + "/" + name);
+      body = read_file(options.asset_dir + "/" + name);
     } catch (const std::runtime_error&) {
       // not installed: each request for it hears what to install
     }
-    std::string missing = options_.asset_dir + "/" + name + " is missing: install Debian's libjs-dygraphs";
+    std::string missing = options.asset_dir + "/" + name + " is missing: install Debian's libjs-dygraphs";
     auto serve = [body, type = type, missing](const httplib::Request&, httplib::Response& res) {
       if (body.empty())
         send_error(res, 404, missing);
       else
         res.set_content(body, type.c_str());
     };
-    server_.Get("/lib/" + name, guarded(options_.secret, serve));
+    server.Get("/lib/" + name, guarded(options.secret, serve));
   }
+}
+
+void web_server::routes() {
+  serve_pages(server_, options_.secret, {"/index.html", "/app.js", "/style.css"}, "/index.html");
+  serve_chart_library(server_, options_);
   server_.Get("/api/run", guarded(options_.secret, [this](const httplib::Request&, httplib::Response& res) {
     send_json(res, current().run);
   }));

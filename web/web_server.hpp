@@ -43,6 +43,11 @@ struct web_options {
   std::string asset_dir = "/usr/share/javascript/dygraphs";  // Debian's libjs-dygraphs
 };
 
+// GET /lib/dygraph.min.js and /lib/dygraph.min.css from `options.asset_dir` (Debian's
+// libjs-dygraphs: served from the machine, no CDN), behind the page's secret; a 404 that says
+// what to install where the package is missing. Both pages chart with it.
+void serve_chart_library(httplib::Server& server, const web_options& options);
+
 class web_server {
  public:
   // Reads the run (throws std::invalid_argument when `run_dir` holds none), binds (throws

@@ -162,6 +162,11 @@ class ServePageInABrowser(unittest.TestCase):
         self.assertEqual(cells[2], "COMPILE_ERROR")
         self.assertIn("<img src=x onerror=", cells[7])
         self.assertEqual(len(self.browser.find_elements(By.CSS_SELECTOR, "#executors tbody tr")), 1)
+        # The charts: drawn from Debian's dygraphs, a sample a poll, and the answer counted in the rate.
+        wait_for("the charts", lambda: len(self.browser.find_elements(By.CSS_SELECTOR, ".chart canvas")) >= 2)
+        samples = js(self.browser, "serveState.samples.length")
+        wait_for("more samples", lambda: js(self.browser, "serveState.samples.length") > samples)
+        self.assertGreaterEqual(js(self.browser, "serveState.samples.length"), 2)
         self.assertEqual(self.browser.title, "kgym serve")
         self.assertIsNone(js(self.browser, "window.kgymPwned"))
         self.assertEqual(self.browser.find_elements(By.CSS_SELECTOR, "img"), [])

@@ -1,6 +1,11 @@
-// kgym serve's page: the queue, the executors and the latest answers, polled once a second.
+// kgym serve's page: the queue, the executors and the latest answers, polled once a second,
+// and charts of the queue and the answer rate since the page opened (the service keeps no
+// history: each browser keeps its own samples, the last hour of them).
 // Messages come from candidates' runs: put on the page as text only (textContent).
 "use strict";
+
+const MAX_SAMPLES = 3600;
+const serveState = { samples: [], charts: null, last: null, opened: Date.now() / 1000 };
 
 function el(tag, text, cls) {
   const node = document.createElement(tag);
@@ -44,6 +49,44 @@ function show(view) {
   }));
 }
 
+// One sample a poll: [seconds since the page opened, queued, placed, requests in flight,
+// answers a minute since the previous sample].
+function sample(view) {
+  const status = view.status || {};
+  const scheduler = status.scheduler || {};
+  const now = Date.now() / 1000;
+  const answered = int(status.answered);
+  const last = serveState.last;
+  const rate = last && now > last.at ? (60 * Math.max(0, answered - last.answered)) / (now - last.at) : 0;
+  serveState.samples.push([now - serveState.opened, int(scheduler.queued), int(scheduler.in_flight),
+                           int(status.requests_in_flight), rate]);
+  if (serveState.samples.length > MAX_SAMPLES) serveState.samples.shift();
+  serveState.last = { at: now, answered };
+}
+
+function drawCharts() {
+  if (typeof Dygraph === "undefined") {
+    const box = document.getElementById("notice");
+    box.hidden = false;
+    box.textContent = "Charts need Debian's libjs-dygraphs on the serving machine (/lib/dygraph.min.js did not load).";
+    return;
+  }
+  const queue = serveState.samples.map((s) => [s[0], s[1], s[2], s[3]]);
+  const rate = serveState.samples.map((s) => [s[0], s[4]]);
+  if (!serveState.charts) {
+    const options = { legend: "always", xlabel: "seconds", includeZero: true };
+    serveState.charts = {
+      queue: new Dygraph(document.getElementById("queue-chart"), queue,
+                         { ...options, labels: ["seconds", "queued", "placed", "in flight"] }),
+      rate: new Dygraph(document.getElementById("rate-chart"), rate,
+                        { ...options, labels: ["seconds", "answers a minute"] }),
+    };
+    return;
+  }
+  serveState.charts.queue.updateOptions({ file: queue });
+  serveState.charts.rate.updateOptions({ file: rate });
+}
+
 async function poll() {
   try {
     const answer = await fetch("/api/serve?limit=100", { credentials: "same-origin" });
@@ -51,6 +94,8 @@ async function poll() {
     if (!answer.ok) throw new Error(body.error || answer.statusText);
     show(body);
     document.getElementById("notice").hidden = true;
+    sample(body);
+    drawCharts();
   } catch (err) {
     const box = document.getElementById("notice");
     box.hidden = false;
