@@ -543,12 +543,15 @@ def executor_gone(fd: int = 0) -> bool:
 def relay(pair: Pair, out_fd: int, keep: set, exiting, prepare_next=lambda: set()) -> dict:
     """Forwards the judge's phase frames and its one result (preparing the next evaluations,
     `prepare_next`, which returns every standby's pids, when the judge says its timing starts
-    and leaves room), then reports the evaluation's exit
-    once the candidate process is killed or gone (its trace complete, none of its code running
-    again; one that answered goes to `exiting`, an Exiting) and whatever it left is swept. Nothing of the candidate process reaches the executor but its
-    exit. The judge and the reference runner (kgym's own; nothing of the candidate's runs
-    there) may still be exiting then: a CUDA context takes ~0.1 s to go (H100), and they go
-    while the executor reads the trace. Returns the judge's result, if any."""
+    and leaves room), then reports the evaluation's exit once the candidate process is killed
+    or gone (its trace complete, none of its code running again; one that answered goes to
+    `exiting`, an Exiting) and whatever it left is swept. Nothing of the candidate process
+    reaches the executor but its exit. The judge and the reference runner (kgym's own;
+    nothing of the candidate's runs there) may still be exiting then: a CUDA context takes
+    ~0.1 s to go (H100), and they go while the executor reads the trace. Returns the judge's
+    result, if any."""
+    # Candidates with uids of their own (root): their tasks never count against our forks.
+    own_uids = isolation.switches_uids()
     reader = protocol.FrameReader(pair.result_r)
     relayed, status, drain_until, result = 0, None, None, None
     while result is None:
@@ -565,7 +568,7 @@ def relay(pair: Pair, out_fd: int, keep: set, exiting, prepare_next=lambda: set(
             except ValueError:
                 continue
             if frame == {"prepare_next": True}:  # the judge's word to us, not the executor's: the next
-                if isolation.switches_uids():  # evaluations' processes, forked now, are not its leftovers
+                if own_uids:  # evaluations' processes, forked now, are not its leftovers
                     keep = keep | prepare_next()  # (sharing our uid, the candidate could make our forks fail)
                 continue
             if isinstance(frame, dict) and len(frame) == 1 and next(iter(frame)) in ("phase", "result"):
@@ -588,7 +591,6 @@ def relay(pair: Pair, out_fd: int, keep: set, exiting, prepare_next=lambda: set(
     # namespace of its own they go with it, else the sweep below kills them).
     left = len(descendants(pair.candidate_pid, keep))
     out_of_memory = pair.cgroup is not None and pair.cgroup.out_of_memory()
-    own_uids = isolation.switches_uids()
     if result is not None and result.get("verdict") != "CRASHED" and own_uids:
         # It answered and its trace is finished: its whole tree is killed now and collected
         # later, so its exit (its CUDA context's teardown, 0.15 s a KernelBench evaluation on an
@@ -770,7 +772,10 @@ def main() -> None:
             older = set(exiting.pids)  # exiting since before this evaluation: gone by now
             exiting.add(current.pids - {current.candidate_pid})
             def prepare_upcoming() -> set:
-                for workdir in upcoming:  # they start CUDA once this one's timing is done (hold_quiet_gpu)
+                """The evaluations after this one, not with its candidate's uid (it may still be
+                exiting); prepared while it is timed, they start CUDA once its timing is done
+                (hold_quiet_gpu). Returns every standby's pids."""
+                for workdir in upcoming:
                     if workdir not in standbys:
                         standbys[workdir] = prepare(workdir, current)
                 return standby_pids()
@@ -782,11 +787,9 @@ def main() -> None:
             # Those not prepared while it was timed (on the CPU, or it ended before its timing)
             # warm up now, before the next one's timing: a CUDA start-up that overlaps a timing
             # makes that timing wait for it (lock_fd). Not after a large evaluation, whose memory
-            # is not back yet. Not with its candidate's uid, which may still be exiting.
+            # is not back yet.
             if not wait_for_exits:
-                for workdir in upcoming:
-                    if workdir not in standbys:
-                        standbys[workdir] = prepare(workdir, current)
+                prepare_upcoming()
     except (ExecutorGone, BrokenPipeError):  # a frame kgym is no longer there to read
         if running is not None:
             running.discard()
