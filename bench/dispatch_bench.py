@@ -125,36 +125,39 @@ def journal_bytes(state_dir: str) -> int:
 
 
 def compare_tls(args) -> None:
-    """Latency (500 requests one at a time) and answers/s (args.requests in flight, 2 worker
-    processes): plain, over TLS, and over TLS with the journal, alternated twice so drift falls
-    on all; and the journal's size per 100,000 requests."""
+    """Latency (500 requests one at a time) and answers/s (args.requests in flight after 500 to
+    warm up, 2 worker processes): plain, over TLS, and over TLS with the journal, alternated for
+    args.rounds rounds so drift falls on all; medians, and the ratio to plain within each round
+    (its median); and the journal's size per 100,000 requests."""
     certs = make_certs()
     setups = (("plain", "plain", False), ("tls", certs, False), ("tls+journal", certs, True))
     rows = {name: [] for name, _, _ in setups}
     journal_per_request = 0.0
-    for _ in range(2):
+    for _ in range(args.rounds):
         for name, tls, journal in setups:
             cluster = Cluster(args.kgym, 1, tls, journal)
             inbound, outbound = cluster.latencies(500)
             cluster.close()
             cluster = Cluster(args.kgym, 2, tls, journal)
+            cluster.run_batch(500)
             rate = cluster.run_batch(args.requests)
             cluster.close()  # the journal's last batch is committed on exit
             if journal:
-                journal_per_request = journal_bytes(cluster.state_dir) / (args.requests + 40)  # + the warm-up
+                journal_per_request = journal_bytes(cluster.state_dir) / (args.requests + 540)  # + the warm-ups
             rows[name].append((percentile(inbound, 50), percentile(outbound, 50), rate))
-    print(f"{'link':>12} {'in p50 ms':>10} {'out p50 ms':>11} {'answers/s':>10}")
-    best = {name: (min(r[0] for r in runs), min(r[1] for r in runs), max(r[2] for r in runs))
-            for name, runs in rows.items()}
-    for name, (inbound, outbound, rate) in best.items():
+    print(f"{'link':>12} {'in p50 ms':>10} {'out p50 ms':>11} {'answers/s':>10}   (medians of {args.rounds} rounds)")
+    median = {name: tuple(percentile([r[i] for r in runs], 50) for i in range(3)) for name, runs in rows.items()}
+    for name, (inbound, outbound, rate) in median.items():
         print(f"{name:>12} {inbound:>10.3f} {outbound:>11.3f} {rate:>10.0f}")
-    plain = best["plain"]
+    plain = median["plain"]
     for name in ("tls", "tls+journal"):
-        other = best[name]
+        other = median[name]
+        ratios = [o[2] / p[2] for o, p in zip(rows[name], rows["plain"])]
         print(f"{name} - plain: in p50 {other[0] - plain[0]:+.3f} ms, out p50 {other[1] - plain[1]:+.3f} ms, "
-              f"answers/s {other[2] / plain[2]:.2f}x (best of 2 runs each)")
+              f"answers/s {percentile(ratios, 50):.2f}x (median of the rounds' ratios: "
+              f"{', '.join(f'{r:.2f}' for r in ratios)})")
     print(f"journal: {journal_per_request * 1e5 / 2**20:.1f} MiB per 100,000 requests (this bench's small programs), "
-          f"written at {best['tls+journal'][2]:.0f} requests/s")
+          f"written at {median['tls+journal'][2]:.0f} requests/s")
 
 
 def rss_mib(pid: int) -> float:
@@ -189,6 +192,7 @@ def main():
     parser.add_argument("--workers", default="1,2,4,8,16")
     parser.add_argument("--tls", action="store_true",
                         help="only compare plain, TLS (cluster credentials) and TLS + the request journal, same run")
+    parser.add_argument("--rounds", type=int, default=5, help="for --tls: rounds of the three setups")
     parser.add_argument("--soak", type=int, default=0, help="only the soak: this many requests, RSS as they go")
     parser.add_argument("--max-answers", type=int, default=10000, help="for the soak: kgym serve --max-answers")
     args = parser.parse_args()

@@ -11,6 +11,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <deque>
@@ -144,6 +145,24 @@ ReplyRoute route_of(const std::vector<zmq::message_t>& frames, bool json) {
     route.add_frames(frames[i].to_string());
   route.set_json(json);
   return route;
+}
+
+// Where a ZeroMQ request came from, for the log: the peer's address where the transport
+// has one, and the client's routing id (printable, or in hex).
+std::string zmq_origin(std::vector<zmq::message_t>& frames) {
+  std::string origin = "zmq";
+  try {
+    origin += std::string(" ") + frames.back().gets("Peer-Address");
+  } catch (const zmq::error_t&) {  // ipc:// and inproc:// have no peer address
+  }
+  if (frames.size() < 2)
+    return origin;
+  const std::string id = frames.front().to_string().substr(0, 32);
+  const bool printable = std::all_of(id.begin(), id.end(), [](unsigned char c) { return c > 32 && c < 127; });
+  std::string shown;
+  for (unsigned char c : id)
+    shown += printable ? std::string(1, char(c)) : fmt::format("{:02x}", c);
+  return origin + " id " + shown;
 }
 
 // Hands `result` to the client at `route`; false when it cannot take it now (not connected, as
@@ -324,7 +343,9 @@ int run_serve(const std::vector<std::string>& argv) {
     spdlog::info("kgym serve: its page on http://{}:{}/", options.host, web_page->port());
   }
 
-  auto start_evaluation = [&](const EvalRequest& request) {
+  // Every evaluation is logged with where it came from (here) and where it ran (when answered).
+  auto start_evaluation = [&](const EvalRequest& request, const std::string& origin) {
+    spdlog::info("request {} from {}: task {}", request.request_id(), origin, request.task_id());
     ExecRequest exec_request;
     exec_request.set_request_id(request.request_id());
     *exec_request.mutable_task() = request.task();
@@ -429,7 +450,7 @@ int run_serve(const std::vector<std::string>& argv) {
         if (requests.submit_http(request.request_id()) != request_table::seen::new_request)
           continue;  // a retry: the first submission answers it
         journal_accepted(request, nullptr);
-        start_evaluation(request);
+        start_evaluation(request, "http " + r.peer);
       }
       if (journal)
         journal->commit_synced();  // on disk before it is acknowledged
@@ -485,13 +506,51 @@ int run_serve(const std::vector<std::string>& argv) {
       if (!e.request.has_task() && suite.count(e.request.task_id()))
         *e.request.mutable_task() = suite.at(e.request.task_id());
       requests.restore_unfinished(e.request.request_id(), e.route);
-      start_evaluation(e.request);
+      start_evaluation(e.request, "the journal (accepted before a restart)");
       ++again;
     }
     spdlog::info("kgym serve: journal {}: {} answers kept ({} waiting for their ZeroMQ client), {} unfinished "
                  "requests evaluated again, {} answers older than {} s forgotten",
                  journal->path(), kept, undelivered, again, forgotten, table_limits.keep.count());
   }
+  // One request from a ZeroMQ client: refused with its reason, answered from the table, or evaluated.
+  auto handle_zmq = [&](std::vector<zmq::message_t>& frames) {
+    auto decoded = decode_eval_request(frames.back().to_string(), max_bytes);
+    const ReplyRoute route = route_of(frames, decoded.json);
+    if (decoded.error.empty() && stop_requested)
+      decoded.error = "the server is shutting down: send the request to another server";
+    if (decoded.error.empty())
+      decoded.error = check_eval_request(&decoded.request, suite, secret);
+    if (decoded.error.empty() && decoded.request.withdraw()) {  // its answer goes to the request's own client
+      decoded.error = withdraw(decoded.request.request_id()).second;
+      if (decoded.error.empty())
+        return;
+    }
+    if (!decoded.error.empty()) {
+      EvalResult refusal;
+      refusal.set_request_id(decoded.request.request_id());
+      refusal.set_error(decoded.error);
+      reply(socket, route, refusal);
+      ++refused;
+      spdlog::info("refused request '{}': {}", decoded.request.request_id(), decoded.error);
+      return;
+    }
+    const EvalRequest& request = decoded.request;
+    switch (requests.submit_zmq(request.request_id(), route)) {
+      case request_table::seen::answered: {
+        EvalResult answer = *requests.answer_of(request.request_id());
+        answer.set_duplicate(true);
+        reply(socket, route, answer);
+        break;
+      }
+      case request_table::seen::in_progress:
+        break;  // the first one's evaluation will answer this one too
+      case request_table::seen::new_request:
+        journal_accepted(request, &route);
+        start_evaluation(request, zmq_origin(frames));
+        break;
+    }
+  };
   size_t answers_since_compaction = 0;
   // SIGTERM: no new requests; those in flight get drain_timeout to finish, then an error.
   const auto drain_timeout = std::chrono::duration<double>(a.number("drain-timeout", 120));
@@ -510,6 +569,8 @@ int run_serve(const std::vector<std::string>& argv) {
       *answer.mutable_result() = result;
       answer.set_request_id(id);
       auto waiting = requests.finish(answer, now);
+      spdlog::info("request {}: {} on {}", id, Verdict_Name(result.verdict()),
+                   result.executor().empty() ? "no executor" : result.executor());
       metrics.evaluated(result);
       board->answered(answer, std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
       bool delivered = true;
@@ -544,11 +605,12 @@ int run_serve(const std::vector<std::string>& argv) {
                                {nullptr, http ? http->wake_fd() : finished->wake_fd, 0, 0}};
     if (http)
       items[2].events = ZMQ_POLLIN;
+    auto wait = std::chrono::milliseconds(requests.waiting_redelivery() ? 100 : 200);
     if (journal)
-      journal->commit();  // what this turn accepted and answered, in one batch
+      wait = std::min(wait, journal->commit_when_due());  // a batch of turns, committed within its window
     publish_counts();  // for the page (--web): what this pass did, before it sleeps
     try {
-      zmq::poll(items, 3, std::chrono::milliseconds(requests.waiting_redelivery() ? 100 : 200));
+      zmq::poll(items, 3, wait);
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR)
         continue;  // a signal: the loop condition decides
@@ -559,43 +621,13 @@ int run_serve(const std::vector<std::string>& argv) {
         handle_http(std::to_string(call), request);
     if (!(items[0].revents & ZMQ_POLLIN))
       continue;
-    std::vector<zmq::message_t> frames;
-    if (!zmq::recv_multipart(socket, std::back_inserter(frames), zmq::recv_flags::dontwait) || frames.size() < 2)
-      continue;
-    auto decoded = decode_eval_request(frames.back().to_string(), max_bytes);
-    const ReplyRoute route = route_of(frames, decoded.json);
-    if (decoded.error.empty() && stop_requested)
-      decoded.error = "the server is shutting down: send the request to another server";
-    if (decoded.error.empty())
-      decoded.error = check_eval_request(&decoded.request, suite, secret);
-    if (decoded.error.empty() && decoded.request.withdraw()) {  // its answer goes to the request's own client
-      decoded.error = withdraw(decoded.request.request_id()).second;
-      if (decoded.error.empty())
-        continue;
-    }
-    if (!decoded.error.empty()) {
-      EvalResult refusal;
-      refusal.set_request_id(decoded.request.request_id());
-      refusal.set_error(decoded.error);
-      reply(socket, route, refusal);
-      ++refused;
-      spdlog::info("refused request '{}': {}", decoded.request.request_id(), decoded.error);
-      continue;
-    }
-    const EvalRequest& request = decoded.request;
-    switch (requests.submit_zmq(request.request_id(), route)) {
-      case request_table::seen::answered: {
-        EvalResult answer = *requests.answer_of(request.request_id());
-        answer.set_duplicate(true);
-        reply(socket, route, answer);
+    // Every request waiting now (up to a batch), so the turn's journal commit covers them all.
+    for (int n = 0; n < 256; ++n) {
+      std::vector<zmq::message_t> frames;
+      if (!zmq::recv_multipart(socket, std::back_inserter(frames), zmq::recv_flags::dontwait))
         break;
-      }
-      case request_table::seen::in_progress:
-        break;  // the first one's evaluation will answer this one too
-      case request_table::seen::new_request:
-        journal_accepted(request, &route);
-        start_evaluation(request);
-        break;
+      if (frames.size() >= 2)
+        handle_zmq(frames);
     }
   }
   size_t unfinished = 0;

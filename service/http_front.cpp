@@ -34,6 +34,7 @@ http_front::http_front(const std::string& host, int port, size_t max_body_bytes,
     for (const auto& [name, value] : req.params) call.query.emplace(name, value);
     for (const auto& [name, value] : req.headers) call.headers.emplace(lower(name), value);
     call.body = req.body;
+    call.peer = req.remote_addr + ":" + std::to_string(req.remote_port);
     std::future<http_answer> answered;
     {
       std::lock_guard<std::mutex> lock(mutex_);

@@ -24,6 +24,7 @@ struct http_request {
   std::map<std::string, std::string> query;    // ?a=1&b=2
   std::map<std::string, std::string> headers;  // names lower-cased
   std::string body;
+  std::string peer;                            // "ADDRESS:PORT" the call came from (for the log)
 };
 
 struct http_answer {

@@ -13,8 +13,9 @@ double unix_now() {
 
 }  // namespace
 
-request_journal::request_journal(const std::string& dir, std::chrono::milliseconds delivery_grace)
-    : delivery_grace_(delivery_grace) {
+request_journal::request_journal(const std::string& dir, std::chrono::milliseconds delivery_grace,
+                                 std::chrono::milliseconds batch_window)
+    : delivery_grace_(delivery_grace), batch_window_(batch_window) {
   std::filesystem::create_directories(dir);
   path_ = (std::filesystem::path(dir) / "journal.sqlite").string();
   if (sqlite3_open(path_.c_str(), &db_) != SQLITE_OK)
@@ -73,6 +74,7 @@ void request_journal::begin() {
   if (!in_batch_) {
     exec("BEGIN");
     in_batch_ = true;
+    batch_opened_ = std::chrono::steady_clock::now();
   }
 }
 
@@ -137,6 +139,25 @@ void request_journal::commit() {
     exec("COMMIT");
     unsynced_ = true;
   }
+}
+
+std::chrono::milliseconds request_journal::commit_when_due() {
+  using namespace std::chrono;
+  const auto now = steady_clock::now();
+  if (in_batch_ && now - batch_opened_ >= batch_window_)
+    commit();
+  steady_clock::time_point next = steady_clock::time_point::max();
+  if (in_batch_)
+    next = batch_opened_ + batch_window_;
+  else if (!deliveries_.empty())
+    next = deliveries_.front().second + delivery_grace_;
+  if (next == steady_clock::time_point::max())
+    return milliseconds::max();
+  if (!in_batch_ && next <= now) {  // a delivery mark is due: it opens a batch of its own
+    apply_deliveries(now - delivery_grace_);
+    return batch_window_;
+  }
+  return std::max(milliseconds(0), duration_cast<milliseconds>(next - now) + milliseconds(1));
 }
 
 void request_journal::commit_synced() {

@@ -95,6 +95,11 @@ TEST(Cluster, ExactlyOnceWithAWorkerKilledAndOneJoining) {
   std::string serve_log = read_all(fs::temp_directory_path().string() + "/kgym-serve-cluster.log");
   EXPECT_NE(serve_log.find("executor w1#cpu0 lost"), std::string::npos) << serve_log;
   EXPECT_NE(serve_log.find("placed again"), std::string::npos) << serve_log;
+  // Each evaluation is logged with where it came from and where it ran.
+  for (const auto& [id, verdict] : expected) {
+    EXPECT_NE(serve_log.find("request " + id + " from zmq 127.0.0.1 id "), std::string::npos) << id;
+    EXPECT_NE(serve_log.find("request " + id + ": " + Verdict_Name(verdict) + " on w"), std::string::npos) << id;
+  }
 
   int status = 0;
   ::waitpid(workers["w1"], &status, 0);
@@ -595,6 +600,10 @@ TEST(Cluster, OnSimulatedHostsOnlyTheMemberWorksAndSurvivesAPulledLink) {
   }
   const std::string serve_log = read_all(tmp + "/serve.log");
   EXPECT_EQ(serve_log.find("plain#"), std::string::npos) << serve_log;
+  for (const auto& [id, verdict] : expected) {  // where each came from and where it ran
+    EXPECT_NE(serve_log.find("request " + id + " from http 10.77.0.254:"), std::string::npos) << id << serve_log;
+    EXPECT_NE(serve_log.find("request " + id + ": " + Verdict_Name(verdict) + " on w1#cpu0"), std::string::npos) << id;
+  }
   EXPECT_EQ(stop_process(member), 0);
   EXPECT_EQ(stop_process(serve), 0);
   wait_exit(start_program({"bash", hosts, "down", net}));

@@ -251,6 +251,32 @@ TEST(RequestJournal, AKilledServerLosesNoCommitAndASyncedOneIsInTheDatabaseFile)
   }
 }
 
+// The serve loop commits a batch once its window has passed, not every turn: before that another
+// reader (a restart) sees nothing of it, after it everything; and it says when to come back.
+TEST(RequestJournal, CommitsABatchOnceItsWindowHasPassed) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "journal_window_test";
+  fs::remove_all(dir);
+  const auto window = std::chrono::milliseconds(200);
+  {
+    request_journal journal(dir.string(), std::chrono::milliseconds(0), window);
+    EXPECT_EQ(journal.commit_when_due(), std::chrono::milliseconds::max());  // nothing waits
+    EvalRequest request;
+    request.set_request_id("a");
+    journal.accepted(request);
+    const auto wait = journal.commit_when_due();
+    EXPECT_GT(wait, std::chrono::milliseconds(150));
+    EXPECT_LE(wait, window + std::chrono::milliseconds(1));
+    EXPECT_TRUE(request_journal(dir.string()).load().empty());
+    std::this_thread::sleep_for(window);
+    EXPECT_EQ(journal.commit_when_due(), std::chrono::milliseconds::max());
+    auto seen = request_journal(dir.string()).load();
+    ASSERT_EQ(seen.size(), 1u);
+    EXPECT_EQ(seen[0].request.request_id(), "a");
+  }
+  fs::remove_all(dir);
+}
+
 // An answer handed to ZeroMQ is journaled as delivered only after the grace: a server killed
 // sooner (ZeroMQ's own queue may still hold it) delivers it again after its restart.
 TEST(RequestJournal, MarksAnAnswerDeliveredOnlyAfterItsGrace) {
