@@ -495,6 +495,69 @@ class PidNamespaces(unittest.TestCase):
         self.assertEqual(said, "1 " + repr([False, True, 0, False, True, 0]))
 
 
+    @unittest.skipUnless(os.geteuid() == 0, "drops to an unprivileged uid first")
+    def test_unprivileged_each_untrusted_process_counts_its_own_tasks(self):
+        """In an unprivileged zygote's user namespace, RLIMIT_NPROC counts every process of
+        kgym's uid: with 8 other processes of it alive, a child held to 4 starts none. In a
+        user namespace of its own (own_tasks_namespace) the same limit counts its own tasks:
+        it starts exactly 3 (itself and 3 make 4), and it may nest no namespace deeper."""
+        import resource
+        from kgym_sandbox import isolation
+        said_r, said_w = os.pipe()
+        zygote = os.fork()
+        if zygote == 0:
+            os.setgid(65534)
+            os.setuid(65534)
+            ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE, as after an exec
+            isolation.own_user_namespace()
+            sleepers = []
+            for _ in range(8):
+                pid = os.fork()
+                if pid == 0:
+                    os.close(said_w)
+                    time.sleep(30)
+                    os._exit(0)
+                sleepers.append(pid)
+
+            def started_children(own: bool) -> str:
+                child = os.fork()
+                if child == 0:
+                    granted = []
+                    try:
+                        if own:
+                            isolation.own_tasks_namespace(granted)
+                        resource.setrlimit(resource.RLIMIT_NPROC, (4, 4))
+                        started = 0
+                        for _ in range(10):
+                            try:
+                                if os.fork() == 0:
+                                    os.close(said_w)
+                                    time.sleep(5)
+                                    os._exit(0)
+                            except OSError:
+                                break
+                            started += 1
+                        nested = ctypes.CDLL(None, use_errno=True).unshare(isolation.CLONE_NEWUSER) == 0
+                        os.write(said_w, f"{started},{nested},{','.join(granted)};".encode())
+                    finally:
+                        os._exit(0)
+                os.waitpid(child, 0)
+
+            started_children(False)
+            started_children(True)
+            for pid in sleepers:
+                os.kill(pid, 9)
+            os._exit(0)
+        os.close(said_w)
+        os.waitpid(zygote, 0)
+        said = b""
+        while chunk := os.read(said_r, 200):
+            said += chunk
+        # (In the zygote's namespace the first child could still nest one: every untrusted
+        # process takes its own, own_tasks_namespace, before its code runs.)
+        self.assertEqual(said.decode(), f"0,True,;3,False,tasks_by_userns={isolation.CANDIDATE_MAX_TASKS};")
+
+
 class KillTree(unittest.TestCase):
     def test_a_forking_tree_is_killed_whole_and_runs_no_more(self):
         """A candidate's process tree that keeps forking (children that left its session, each

@@ -49,10 +49,12 @@ class Runner:
         """Loads the candidate's module and builds ModelNew(*init_inputs) under the judge's seed
         (`overrides`: the task's CPU sizes, for the reference runner). Says where the time went
         (`seconds`: build_*)."""
+        if self.confine_error is not None:  # no code of the candidate's where confinement failed
+            return self.refusal("INTERNAL_ERROR", f"candidate confinement failed: {self.confine_error!r}")
         seconds = {}
         lap = Laps(seconds)
         if self.limited:
-            limits = isolation.evaluation_limits(self.device, int(message.get("memory_limit_mb") or 4096))
+            limits = isolation.evaluation_limits(self.device, int(message.get("memory_limit_mb") or 4096), self.granted)
             self.granted += isolation.set_limits(limits)
             if self.core is not None:  # it shares its timing core with the reference runner
                 self.granted += isolation.lower_priority()

@@ -36,8 +36,9 @@ def run_confined(workdir: str, uid: int, limit_s: float, work) -> dict:
         os.dup2(null, 1)
         isolation.close_fds_except({write_end})
         try:
-            _, inside = isolation.confine(workdir, uid)
-            isolation.set_limits({"RLIMIT_CORE": 0, "RLIMIT_NPROC": 1024, "RLIMIT_FSIZE": 1 << 30,
+            granted, inside = isolation.confine(workdir, uid)
+            isolation.set_limits({"RLIMIT_CORE": 0, "RLIMIT_NPROC": isolation.tasks_limit(granted),
+                                  "RLIMIT_FSIZE": 1 << 30,
                                   "RLIMIT_CPU": int(limit_s * 8) + 10})
             answer = work(inside)
         except BaseException as exc:

@@ -69,9 +69,12 @@ def own_user_namespace() -> bool:
     uid, gid = os.geteuid(), os.getegid()
     if not (_unshare(CLONE_NEWUSER) and _map_own_ids(0, uid, 0, gid)):
         return False
-    # No user namespace inside it: a candidate would be root of one again, where it could
-    # mount a tmpfs that no process's memory shows.
-    _write(MAX_USER_NAMESPACES, "0")
+    # Room for one nested namespace per untrusted process (own_tasks_namespace), which closes
+    # its own at once; none deeper: a candidate root of a namespace of its own could mount a
+    # tmpfs that no process's memory shows.
+    _write(MAX_USER_NAMESPACES, str(NESTED_USER_NAMESPACES))
+    global _zygote_userns
+    _zygote_userns = True
     # And a mount namespace of its own, where each candidate's private disk is a bounded tmpfs
     # (mount_private_disk), which the executor reads through this process's root (seen_from_host).
     global _own_mounts
@@ -80,6 +83,32 @@ def own_user_namespace() -> bool:
 
 
 _own_mounts = False  # own_user_namespace made this process a mount namespace of its own
+_zygote_userns = False  # own_user_namespace made this process root of a user namespace of its own
+# How many user namespaces the zygote's may hold at once: one per live untrusted process
+# (running, prepared, exiting candidates and extension builders), with room to spare.
+NESTED_USER_NAMESPACES = 64
+# The candidate's tasks (processes and threads of its whole tree), however they are held: a
+# pids cgroup (root), RLIMIT_NPROC in a user namespace of its own (unprivileged), or the
+# executor's count of its pid namespace each tick (neither granted).
+CANDIDATE_MAX_TASKS = 512
+
+
+def own_tasks_namespace(granted: list) -> None:
+    """Unprivileged (the zygote is root of a user namespace of its own, with no other uid to
+    give), an untrusted process becomes root of a user namespace of its own, nested in the
+    zygote's, so that RLIMIT_NPROC counts its own tasks: Linux (5.14 and later) counts them per
+    user namespace and uid, and without it the candidate shared one count with every process of
+    kgym's uid (the zygote's next forks included). Its max_user_namespaces is then 0: none
+    deeper. Raises where either fails: in the zygote's namespace, which admits nested ones,
+    no untrusted code may run."""
+    if not _zygote_userns:
+        return
+    if not (_unshare(CLONE_NEWUSER) and _map_own_ids(0, 0, 0, 0)):
+        raise OSError(ctypes.get_errno(), "a user namespace of the candidate's own was refused")
+    if not _write(MAX_USER_NAMESPACES, "0"):
+        raise OSError("the candidate's user namespace could not be closed to nested ones")
+    release = tuple(int(x) for x in os.uname().release.split("-")[0].split(".")[:2])
+    granted.append("own_userns" if release < (5, 14) else f"tasks_by_userns={CANDIDATE_MAX_TASKS}")
 
 
 def seen_from_host(path: str) -> str:
@@ -498,15 +527,22 @@ def lower_priority() -> list:
     return [f"nice={CANDIDATE_NICE}"]
 
 
-def evaluation_limits(device: str, memory_limit_mb: int) -> dict:
-    """The candidate process's resource limits (set_limits), set before its code loads."""
+def tasks_limit(granted: list) -> int:
+    """RLIMIT_NPROC for an untrusted process: CANDIDATE_MAX_TASKS where it counts the process's
+    own tasks (own_tasks_namespace), else 1024 (it counts every process of the uid)."""
+    return CANDIDATE_MAX_TASKS if any(g.startswith("tasks_by_userns=") for g in granted) else 1024
+
+
+def evaluation_limits(device: str, memory_limit_mb: int, granted: list = ()) -> dict:
+    """The candidate process's resource limits (set_limits), set before its code loads;
+    `granted`: what confine granted it."""
     with open("/proc/self/status") as f:
         vm_size_kb = int(next(line for line in f if line.startswith("VmSize:")).split()[1])
     # CUDA reserves far more address space than it uses, so on the GPU host memory is
     # bounded by the executor's RSS watchdog instead of RLIMIT_AS.
     address_space = None if device == "cuda" else vm_size_kb * 1024 + memory_limit_mb * (1 << 20)
     return {"RLIMIT_AS": address_space, "RLIMIT_CORE": 0, "RLIMIT_FSIZE": 1 << 30,
-            "RLIMIT_NPROC": 1024, "RLIMIT_CPU": 1800}
+            "RLIMIT_NPROC": tasks_limit(granted), "RLIMIT_CPU": 1800}
 
 
 def confine(workdir: str, uid: int, lap=lambda name: None, trusted_priority: bool = False):
@@ -531,6 +567,8 @@ def confine(workdir: str, uid: int, lap=lambda name: None, trusted_priority: boo
     _hide_other_processes(granted)
     lap("confine_proc")
     _drop_privileges(granted, uid)  # set_limits comes after: RLIMIT_NPROC then counts this uid
+    if uid != JUDGE_UID:  # an untrusted process (a candidate, an extension build)
+        own_tasks_namespace(granted)
     if os.geteuid() == 0:  # root of its own user namespace, or the uid drop skipped
         granted.append("no_capabilities" if drop_capabilities() else "capabilities_kept")
         if _read(MAX_USER_NAMESPACES) == "0":

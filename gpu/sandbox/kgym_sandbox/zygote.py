@@ -24,9 +24,6 @@ MAX_RELAY_BYTES = 16 << 20  # a candidate flooding the result pipe is cut off he
 # The prepared candidate's private disk until its request's disk_limit_mb is known (its
 # start): room for what the warm-up writes.
 PREPARE_DISK_MB = 256
-# The candidate's tasks (processes and threads of its whole tree), where a pids cgroup is
-# granted: a CUDA process has a few dozen.
-CANDIDATE_MAX_TASKS = 512
 
 
 def descendants(root: int, keep: set) -> list:
@@ -189,7 +186,7 @@ class Pair:
                 memory = cgroup
             elif controller == "cpuset":
                 cpus = cgroup if cgroup.inherit_cpuset() else None
-            elif cgroup.limit_tasks(CANDIDATE_MAX_TASKS):
+            elif cgroup.limit_tasks(isolation.CANDIDATE_MAX_TASKS):
                 tasks = cgroup
         for cgroup in made.values():
             if all(cgroup is not kept for kept in (memory, tasks, cpus)):
@@ -630,9 +627,10 @@ def begin(pair: Pair, evaluation: dict, exiting_pids: set = frozenset()):
     limits = {"memory_usage_file": pair.limit_memory(int(options.get("memory_limit_mb") or 0)),
               "disk_limit_mb": pair.limit_private_disk(int(options.get("disk_limit_mb") or 0)),
               "candidate_dir": isolation.seen_from_host(pair.candidate_dir),
-              "tasks_limit": CANDIDATE_MAX_TASKS if pair.tasks_cgroup is not None else 0,
-              # no pids cgroup: the executor counts the candidate's pid namespace instead
-              "polled_tasks_limit": CANDIDATE_MAX_TASKS if pair.tasks_cgroup is None else 0,
+              "tasks_limit": isolation.CANDIDATE_MAX_TASKS if pair.tasks_cgroup is not None else 0,
+              # no pids cgroup: the executor counts the candidate's pid namespace instead (a backstop
+              # where RLIMIT_NPROC holds it in a user namespace of its own: isolation.own_tasks_namespace)
+              "polled_tasks_limit": isolation.CANDIDATE_MAX_TASKS if pair.tasks_cgroup is None else 0,
               # before its code exists: held to the timing core it shares with the reference runner
               "cpuset": pair.hold_to_core(timing_cores().get("candidate"))}
     pair.seconds["begin_limits"] = time.perf_counter() - started
