@@ -26,6 +26,41 @@ namespace fs = std::filesystem;
 
 std::string kgym_binary() { return KGYM_BINARY; }
 
+namespace {
+
+// Every program a test starts. What still runs when the test ends (an ASSERT returned before
+// its stop_process) is stopped then: kgym serve and worker have no parent-death signal, and
+// one left behind outlived the test binary with its evaluations' prepared processes, whose
+// memory a later test's count by the candidates' uid then charged to its candidate.
+std::vector<pid_t>& started_programs() {
+  static std::vector<pid_t> pids;
+  return pids;
+}
+
+class stop_leftover_programs : public ::testing::EmptyTestEventListener {
+  void OnTestEnd(const ::testing::TestInfo&) override {
+    for (pid_t pid : started_programs()) {
+      if (::waitpid(pid, nullptr, WNOHANG) != 0)
+        continue;  // it ended (collected now) or was collected by the test
+      ::kill(pid, SIGTERM);
+      for (int i = 0; i < 300 && ::waitpid(pid, nullptr, WNOHANG) == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (::waitpid(pid, nullptr, WNOHANG) == 0) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+      }
+    }
+    started_programs().clear();
+  }
+};
+
+const bool leftovers_stopped_after_each_test = [] {
+  ::testing::UnitTest::GetInstance()->listeners().Append(new stop_leftover_programs);
+  return true;
+}();
+
+}  // namespace
+
 pid_t start_kgym(const std::vector<std::string>& args, const std::string& log) {
   std::vector<std::string> full = {KGYM_BINARY};
   full.insert(full.end(), args.begin(), args.end());
@@ -47,6 +82,7 @@ pid_t start_program(std::vector<std::string> full, const std::string& log) {
     ::execvp(argv[0], argv.data());
     ::_exit(127);
   }
+  started_programs().push_back(pid);
   return pid;
 }
 

@@ -504,3 +504,23 @@ TEST(ServeApi, AnAnswerSentJustBeforeASigkillIsDeliveredAgain) {
 
 }  // namespace
 }  // namespace kgym::test
+
+// A program a test started and left running (an ASSERT returned before its stop_process) is
+// stopped when that test ends, so nothing it started outlives the test binary.
+namespace kgym::test {
+namespace {
+pid_t left_running = 0;
+
+TEST(TestSupport, AProgramLeftRunningIsStartedHere) {
+  left_running = start_program({"sleep", "600"});
+  ASSERT_GT(left_running, 0);
+  EXPECT_EQ(::waitpid(left_running, nullptr, WNOHANG), 0) << "it should still run here";
+}
+
+TEST(TestSupport, AndIsGoneOnceThatTestEnded) {
+  ASSERT_GT(left_running, 0) << "run with the test before";
+  EXPECT_EQ(::waitpid(left_running, nullptr, WNOHANG), -1) << "still running, or not yet collected";
+  EXPECT_EQ(errno, ECHILD);
+}
+}  // namespace
+}  // namespace kgym::test
