@@ -564,6 +564,9 @@ int run_serve(const std::vector<std::string>& argv) {
     if (drain_until && std::chrono::steady_clock::now() > *drain_until)
       break;
     auto now = std::chrono::steady_clock::now();
+    // Answers are journaled and committed before any client has them, so one a client got is
+    // never evaluated again after a crash (accepted requests wait for the batch window).
+    std::vector<std::pair<EvalResult, request_table::waiting>> answered;
     for (auto& [id, result] : finished->take()) {
       EvalResult answer;
       *answer.mutable_result() = result;
@@ -573,6 +576,13 @@ int run_serve(const std::vector<std::string>& argv) {
                    result.executor().empty() ? "no executor" : result.executor());
       metrics.evaluated(result);
       board->answered(answer, std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+      if (journal)
+        journal->answered(answer, waiting.zmq.empty());  // over HTTP it is delivered when fetched
+      answered.emplace_back(std::move(answer), std::move(waiting));
+    }
+    if (journal && !answered.empty())
+      journal->commit();
+    for (auto& [answer, waiting] : answered) {
       bool delivered = true;
       for (auto& w : waiting.zmq) {
         EvalResult copy = answer;
@@ -584,8 +594,8 @@ int run_serve(const std::vector<std::string>& argv) {
         http_send(connection, 200, to_json(answer));
         ++served;
       }
-      if (journal)
-        journal->answered(answer, delivered);
+      if (journal && !waiting.zmq.empty() && delivered)
+        journal->delivered(answer.request_id());
       if (journal && ++answers_since_compaction >= 100000) {
         journal->compact(table_limits.keep);
         answers_since_compaction = 0;
