@@ -107,6 +107,10 @@ options:
                          (duplicate: true)
   --journal-keep S       answers older than S seconds are forgotten, in memory and in the journal
                          (default 86400); a later GET or re-send of their id finds nothing
+  --journal-batch-ms MS  accepted ZeroMQ requests are committed in batches at most MS old (default
+                         20; 0: every turn of the serve loop). A SIGKILL may lose the last MS of
+                         them (their clients wait and re-send); answers are always committed
+                         before a client gets them, HTTP submissions before their 202
   --max-answers N        at most N answers are kept in memory, the oldest forgotten first (default 1000000)
   --drain-timeout S      on SIGTERM, how long evaluations in flight may still finish (default 120);
                          then each one's client gets an error saying to send it again
@@ -195,7 +199,7 @@ int run_serve(const std::vector<std::string>& argv) {
   args a(argv,
          {"api", "endpoint-file", "listen", "listen-file", "http", "http-file", "secret-env", "device", "executors",
           "tasks-dir", "max-request-bytes", "python", "cluster-certs", "drain-timeout", "state-dir", "journal-keep",
-          "max-answers", "max-executors-per-worker", "web", "web-file", "web-secret-env"},
+          "journal-batch-ms", "max-answers", "max-executors-per-worker", "web", "web-file", "web-secret-env"},
          {"help", "eval-cache", "no-cupti", "gpu-sizes", "plain-loopback"});
   if (a.has("help")) {
     std::cout << serve_help;
@@ -222,7 +226,8 @@ int run_serve(const std::vector<std::string>& argv) {
 
   std::unique_ptr<request_journal> journal;
   if (a.has("state-dir"))
-    journal = std::make_unique<request_journal>(a.get("state-dir"));
+    journal = std::make_unique<request_journal>(a.get("state-dir"), std::chrono::milliseconds(2000),
+                                                std::chrono::milliseconds(a.whole("journal-batch-ms", 20)));
   request_table::limits table_limits;
   table_limits.keep = std::chrono::seconds(a.whole("journal-keep", 86400));
   table_limits.max_answers = static_cast<size_t>(a.whole("max-answers", 1000000));
