@@ -5,6 +5,7 @@
 #include <chrono>
 #include <vector>
 
+#include "messages/ids.hpp"
 #include "policy/embedded_policy.hpp"
 #include "policy/prompt.hpp"
 #include "policy/reward.hpp"
@@ -92,7 +93,7 @@ void execute(self_ptr self, const CompileResult& compiled) {
     return;
   }
   ExecRequest request;
-  request.set_request_id(s.spec.episode_id() + "/t" + std::to_string(s.turn.index()));
+  request.set_request_id(turn_id(s.spec.episode_id(), s.turn.index()));
   *request.mutable_task() = s.task;
   request.mutable_candidate()->set_id(s.turn.action().empty() ? "turn" + std::to_string(s.turn.index())
                                                               : s.turn.action());

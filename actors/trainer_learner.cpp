@@ -6,6 +6,7 @@
 #include <zmq.hpp>
 
 #include "actors/learner.hpp"
+#include "messages/ids.hpp"
 #include "messages/json.hpp"
 #include "pipeline/iteration_metrics.hpp"
 #include "pipeline/run_dir.hpp"
@@ -52,7 +53,7 @@ class trainer_connection {
 };
 
 // How the learner and the trainer name a turn.
-std::string sample_id(const Episode& e, int t) { return e.episode_id() + "/t" + std::to_string(t); }
+std::string sample_id(const Episode& e, int t) { return turn_id(e.episode_id(), t); }
 
 TrainSample sample_of(const Episode& e, int t, const std::string& system_prompt) {
   const Turn& turn = e.turns(t);

@@ -32,6 +32,7 @@
 #include "gpu/profiler/untrusted_file.hpp"
 #include "messages/json.hpp"
 #include "pipeline/episode_store.hpp"
+#include "messages/ids.hpp"
 #include "service/request_journal.hpp"
 #include "service/eval_api.hpp"
 #include "service/request_table.hpp"
@@ -1263,3 +1264,11 @@ TEST(OpenAIWire, RequestBodyAndResponseParsing) {
 
 }  // namespace
 }  // namespace kgym::test
+
+namespace kgym {
+// A turn's evaluation request and its training sample carry one id, built in one place.
+TEST(Ids, ATurnIdIsItsEpisodesIdAndItsIndex) {
+  EXPECT_EQ(turn_id("run1-e7", 2), "run1-e7/t2");
+  EXPECT_EQ(turn_id("e", 0), "e/t0");
+}
+}  // namespace kgym
