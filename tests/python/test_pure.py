@@ -558,6 +558,42 @@ class PidNamespaces(unittest.TestCase):
         self.assertEqual(said.decode(), f"0,True,;3,False,tasks_by_userns={isolation.CANDIDATE_MAX_TASKS};")
 
 
+class PairCleanup(unittest.TestCase):
+    @unittest.skipUnless(sys.platform == "linux", "Linux forks and mounts")
+    def test_a_refused_fork_leaves_nothing_of_the_pair(self):
+        """A fork refused while an evaluation's processes are made (the candidate's, after the
+        judge's: EAGAIN, as a uid at its RLIMIT_NPROC gets) raises for the zygote's retry and
+        leaves nothing of the pair: the judge killed and collected, no descriptor, no mount."""
+        import errno
+        import tempfile
+        from kgym_sandbox import isolation, zygote
+        workdir = tempfile.mkdtemp(prefix="kgym-pair-test-")
+        lock_fd, lock_path = tempfile.mkstemp()
+        os.unlink(lock_path)
+        namespaces = isolation.PidNamespaces()
+        before = sorted(os.listdir("/proc/self/fd"))
+        real_fork, forked = os.fork, []
+
+        def refusing_fork():
+            if forked:
+                raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+            forked.append(real_fork())
+            return forked[-1]
+        os.fork = refusing_fork
+        try:
+            with self.assertRaises(OSError) as raised:
+                zygote.Pair(workdir, "cpu", None, lock_fd, 1, {}, isolation.NOBODY, {}, namespaces)
+        finally:
+            os.fork = real_fork
+        self.assertEqual(raised.exception.errno, errno.EAGAIN)
+        self.assertEqual(len(forked), 1)  # the judge's
+        with self.assertRaises(ChildProcessError):  # killed and collected already
+            os.waitpid(forked[0], os.WNOHANG)
+        self.assertEqual(sorted(os.listdir("/proc/self/fd")), before)
+        self.assertNotIn(os.path.join(workdir, "candidate"), [m.point for m in isolation.mounts()])
+        os.close(lock_fd)
+
+
 class KillTree(unittest.TestCase):
     def test_a_forking_tree_is_killed_whole_and_runs_no_more(self):
         """A candidate's process tree that keeps forking (children that left its session, each

@@ -6,6 +6,7 @@ stdin: SandboxCommand frames; stdout: SandboxEvent frames (kgym.proto, JSON mapp
 """
 import argparse
 import ctypes
+import errno
 import fcntl
 import json
 import os
@@ -24,6 +25,8 @@ MAX_RELAY_BYTES = 16 << 20  # a candidate flooding the result pipe is cut off he
 # The prepared candidate's private disk until its request's disk_limit_mb is known (its
 # start): room for what the warm-up writes.
 PREPARE_DISK_MB = 256
+# Tries at making the running evaluation's processes when a fork is refused (Pair, prepare).
+FORK_ATTEMPTS = 5
 
 
 def descendants(root: int, keep: set) -> list:
@@ -103,6 +106,10 @@ class Pair:
                  candidate_uid: int, cgroup_parents: dict, pid_namespaces: isolation.PidNamespaces):
         self.workdir = workdir
         self.candidate_uid = candidate_uid
+        self.judge_pid = self.candidate_pid = self.reference_pid = 0  # 0: not forked (discard skips it)
+        self.command_w = self.result_r = self.hold_w = -1
+        self.cgroup = self.tasks_cgroup = self.cpu_cgroup = None
+        self.private_disk = False
         judge_dir, candidate_dir, reference_dir = (os.path.join(workdir, name)
                                                    for name in ("judge", "candidate", "reference"))
         for path in (judge_dir, candidate_dir, reference_dir):
@@ -116,48 +123,67 @@ class Pair:
             cgroup_parents, f"kgym-{os.getpid()}-{os.path.basename(workdir)}")
         self.seconds["pair_cgroup"] = time.perf_counter() - started
         os.chmod(workdir, 0o711)  # each process reaches its own directory, lists neither
-        command_r, self.command_w = os.pipe()
-        self.result_r, result_w = os.pipe()
-        judge_end, candidate_end = channel.pair()
-        # The candidate process waits on `hold` after its last answer, until the judge's result
-        # is in (relay): what it left running is counted then, before it exits and its pid
-        # namespace takes them with it.
-        hold_r, self.hold_w = os.pipe()
-        judge_reference_end, reference_end = channel.pair()
-        traced = tracing.traced(device)
-        self.traced = traced
-        key_r, key_w = os.pipe() if traced else (-1, -1)
-        # The reference runner records its batches as the candidate's process does (the same
-        # recording cost on both sides of the ratio), under a key of its own that nobody reads.
-        reference_key_r, reference_key_w = os.pipe() if traced else (-1, -1)
-        self.judge_pid = os.fork()
-        if self.judge_pid == 0:
-            keep_only([judge_end, judge_reference_end], [candidate_end, reference_end], {command_r, result_w, lock_fd})
-            judge_main(judge_dir, command_r, result_w, judge_end, judge_reference_end, device, lock_fd)
-        # The candidate in a pid namespace of its own where the OS grants one (its pid here is
-        # its pid in ours: the executor watches and kills it by that).
-        self.candidate_pid, _ = pid_namespaces.fork()
-        if self.candidate_pid == 0:
-            keep_only([candidate_end], [judge_end, judge_reference_end, reference_end], {key_r, hold_r, lock_fd})
-            runner_main("candidate", candidate_dir, candidate_end, recorder, device, lock_fd, key_r, bindings,
-                        candidate_uid, hold_r)
+        zygote = os.getpid()
+        ends, fds = [], []  # this process's copies of what only the forks need, closed below
+        try:
+            command_r, self.command_w = os.pipe()
+            fds.append(command_r)
+            self.result_r, result_w = os.pipe()
+            fds.append(result_w)
+            judge_end, candidate_end = channel.pair()
+            ends += [judge_end, candidate_end]
+            # The candidate process waits on `hold` after its last answer, until the judge's result
+            # is in (relay): what it left running is counted then, before it exits and its pid
+            # namespace takes them with it.
+            hold_r, self.hold_w = os.pipe()
+            fds.append(hold_r)
+            judge_reference_end, reference_end = channel.pair()
+            ends += [judge_reference_end, reference_end]
+            traced = tracing.traced(device)
+            self.traced = traced
+            key_r, key_w = os.pipe() if traced else (-1, -1)
+            # The reference runner records its batches as the candidate's process does (the same
+            # recording cost on both sides of the ratio), under a key of its own that nobody reads.
+            reference_key_r, reference_key_w = os.pipe() if traced else (-1, -1)
+            fds += [fd for fd in (key_r, key_w, reference_key_r, reference_key_w) if fd >= 0]
+            self.judge_pid = os.fork()
+            if self.judge_pid == 0:
+                keep_only([judge_end, judge_reference_end], [candidate_end, reference_end], {command_r, result_w, lock_fd})
+                judge_main(judge_dir, command_r, result_w, judge_end, judge_reference_end, device, lock_fd)
+            # The candidate in a pid namespace of its own where the OS grants one (its pid here is
+            # its pid in ours: the executor watches and kills it by that).
+            self.candidate_pid, _ = pid_namespaces.fork()
+            if self.candidate_pid == 0:
+                keep_only([candidate_end], [judge_end, judge_reference_end, reference_end], {key_r, hold_r, lock_fd})
+                runner_main("candidate", candidate_dir, candidate_end, recorder, device, lock_fd, key_r, bindings,
+                            candidate_uid, hold_r)
+            started = time.perf_counter()
+            for cgroup in self.cgroups:
+                if not cgroup.add(self.candidate_pid):  # before its code exists
+                    cgroup.remove()
+                    if self.cgroup is cgroup:
+                        self.cgroup = None
+                    if self.tasks_cgroup is cgroup:
+                        self.tasks_cgroup = None
+                    if self.cpu_cgroup is cgroup:
+                        self.cpu_cgroup = None
+            self.seconds["pair_cgroup"] += time.perf_counter() - started
+            self.reference_pid = os.fork()
+            if self.reference_pid == 0:
+                keep_only([reference_end], [judge_end, candidate_end, judge_reference_end], {reference_key_r, lock_fd})
+                runner_main("reference", reference_dir, reference_end, recorder, device, lock_fd, reference_key_r, {},
+                            isolation.JUDGE_UID)
+        except BaseException:
+            if os.getpid() != zygote:  # a child whose main returned by raising: never the zygote's code
+                os._exit(1)
+            # A fork refused (EAGAIN: the uid's RLIMIT_NPROC; ENOMEM): nothing of this pair stays.
+            for fd in fds:
+                os.close(fd)
+            for end in ends:
+                end.close()
+            self.discard()
+            raise
         os.close(hold_r)
-        started = time.perf_counter()
-        for cgroup in self.cgroups:
-            if not cgroup.add(self.candidate_pid):  # before its code exists
-                cgroup.remove()
-                if self.cgroup is cgroup:
-                    self.cgroup = None
-                if self.tasks_cgroup is cgroup:
-                    self.tasks_cgroup = None
-                if self.cpu_cgroup is cgroup:
-                    self.cpu_cgroup = None
-        self.seconds["pair_cgroup"] += time.perf_counter() - started
-        self.reference_pid = os.fork()
-        if self.reference_pid == 0:
-            keep_only([reference_end], [judge_end, candidate_end, judge_reference_end], {reference_key_r, lock_fd})
-            runner_main("reference", reference_dir, reference_end, recorder, device, lock_fd, reference_key_r, {},
-                        isolation.JUDGE_UID)
         os.close(command_r)
         os.close(result_w)
         for end in (judge_end, candidate_end, judge_reference_end, reference_end):
@@ -258,7 +284,8 @@ class Pair:
         for fd in (self.command_w, self.result_r):
             if fd >= 0:
                 os.close(fd)
-        for pid in self.pids:
+        self.command_w = self.result_r = -1
+        for pid in self.pids - {0}:
             try:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
@@ -731,10 +758,23 @@ def main() -> None:
     pid_namespaces = isolation.PidNamespaces()
     standbys, exiting, wait_for_exits = {}, Exiting(), False  # standbys: workdir -> Pair
 
-    def prepare(workdir: str, current: Pair = None) -> Pair:
+    def prepare(workdir: str, current: Pair = None, attempts: int = FORK_ATTEMPTS) -> Pair:
+        """A pair for `workdir`. A refused fork (EAGAIN, ENOMEM: unprivileged, the uid's
+        RLIMIT_NPROC counts the exiting evaluations' tasks too) is tried again after the exiting
+        processes are collected, `attempts` times in all, before it ends the zygote."""
         taken = {pair.candidate_uid for pair in [*standbys.values(), current] if pair is not None}
         uid = next(uid for uid in isolation.CANDIDATE_UIDS if uid not in taken)
-        return Pair(workdir, args.device, recorder, lock_fd, out_fd, bindings, uid, cgroup_parents, pid_namespaces)
+        for attempt in range(1, attempts + 1):
+            try:
+                return Pair(workdir, args.device, recorder, lock_fd, out_fd, bindings, uid, cgroup_parents,
+                            pid_namespaces)
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.ENOMEM) or attempt == attempts:
+                    raise
+                print(f"kgym zygote: a fork for {workdir} was refused ({exc}); trying again ({attempt + 1} of "
+                      f"{attempts})", file=sys.stderr, flush=True)
+                exiting.reap(wait=False)
+                time.sleep(0.2 * attempt)
 
     def standby_pids() -> set:
         return set().union(*(pair.pids for pair in standbys.values()))
@@ -766,7 +806,10 @@ def main() -> None:
             protocol.write_frame(out_fd, {"started": {"pid": current.judge_pid, "candidate_pid": current.candidate_pid,
                                                       **started}})
             if upcoming and upcoming[0] not in standbys:  # the next one is due soon: warm it up now
-                standbys[upcoming[0]] = prepare(upcoming[0], current)
+                try:
+                    standbys[upcoming[0]] = prepare(upcoming[0], current, attempts=1)
+                except OSError as exc:  # made when its request comes instead
+                    print(f"kgym zygote: {upcoming[0]} not prepared ahead: {exc}", file=sys.stderr, flush=True)
             older = set(exiting.pids)  # exiting since before this evaluation: gone by now
             exiting.add(current.pids - {current.candidate_pid})
             def prepare_upcoming() -> set:
@@ -775,7 +818,11 @@ def main() -> None:
                 (hold_quiet_gpu). Returns every standby's pids."""
                 for workdir in upcoming:
                     if workdir not in standbys:
-                        standbys[workdir] = prepare(workdir, current)
+                        try:
+                            standbys[workdir] = prepare(workdir, current, attempts=1)
+                        except OSError as exc:  # made when its request comes instead
+                            print(f"kgym zygote: {workdir} not prepared ahead: {exc}", file=sys.stderr, flush=True)
+                            break
                 return standby_pids()
 
             result = relay(current, out_fd, standby_pids() | exiting.pids, exiting, prepare_upcoming)
