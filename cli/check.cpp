@@ -14,6 +14,7 @@
 #include "pipeline/paths.hpp"
 #include "pipeline/summary.hpp"
 #include "pipeline/task_loader.hpp"
+#include "pipeline/actor_system_setup.hpp"
 
 namespace kgym::cli {
 
@@ -118,7 +119,7 @@ int run_check(const std::vector<std::string>& argv) {
   executor_options exec = sandbox_options(a, device == "cuda" ? CUDA : CPU);
 
   caf::actor_system_config cfg;
-  add_message_types(cfg);
+  configure_actor_system(cfg);
   caf::actor_system system{cfg};
   auto executor = spawn_gpu_executor(system, exec);
   caf::scoped_actor self{system};

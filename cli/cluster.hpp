@@ -18,6 +18,7 @@
 
 #include "messages/caf_types.hpp"
 #include "service/eval_api.hpp"
+#include "pipeline/actor_system_setup.hpp"
 
 namespace kgym::cli {
 
@@ -55,11 +56,6 @@ inline cluster_credentials find_cluster_credentials(const std::string& flag_valu
 
 inline void configure_cluster(caf::actor_system_config& cfg, const cluster_credentials& credentials = {}) {
   cfg.load<caf::io::middleman>();
-  // Work sharing: idle scheduler threads wait on a condition. CAF's default work stealing polls,
-  // sleeping 50 us at a time, in every thread of serve and of each worker, and on a small
-  // machine those wake-ups took the cores from the messages (bench/dispatch_bench.py --tls on 2
-  // cores: p50 0.51 -> 0.29 ms, answers/s 3,700 -> 5,600 plain).
-  cfg.set("scheduler.policy", caf::atom("sharing"));
   cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds(heartbeat_ms)});
   cfg.set("middleman.connection-timeout", caf::timespan{std::chrono::milliseconds(connection_timeout_ms)});
   if (credentials.enabled()) {
@@ -69,7 +65,7 @@ inline void configure_cluster(caf::actor_system_config& cfg, const cluster_crede
     cfg.openssl_key = (dir / "node.key").string();
     cfg.load<caf::openssl::manager>();
   }
-  add_message_types(cfg);
+  configure_actor_system(cfg);
 }
 
 inline std::pair<std::string, uint16_t> parse_host_port(const std::string& text) {

@@ -24,6 +24,7 @@
 #include "pipeline/run_dir.hpp"
 #include "pipeline/train_config.hpp"
 #include "policy/embedded_policy.hpp"
+#include "pipeline/actor_system_setup.hpp"
 
 namespace kgym::cli {
 
@@ -145,7 +146,7 @@ int run_eval(const std::vector<std::string>& argv) {
                        suite.tasks.size(), config.group_size(), config.turns(), config.device());
 
   caf::actor_system_config cfg;
-  add_message_types(cfg);
+  configure_actor_system(cfg);
   caf::actor_system system{cfg};
   executor_options exec = sandbox_options(a, config.device() == "cuda" ? CUDA : CPU);
   scheduler_options scheduling;

@@ -13,6 +13,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "pipeline/run_dir.hpp"
+#include "pipeline/actor_system_setup.hpp"
 
 namespace kgym::cli {
 
@@ -60,7 +61,7 @@ int run_top(const std::vector<std::string>& argv) {
                                 " is missing: the run has ended, or has not started)");
   caf::actor_system_config cfg;
   cfg.load<caf::io::middleman>();
-  add_message_types(cfg);
+  configure_actor_system(cfg);
   caf::actor_system system{cfg};
   auto monitor = system.middleman().remote_actor<monitor_actor>("127.0.0.1", port);
   if (!monitor)

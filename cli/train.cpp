@@ -25,6 +25,7 @@
 #include "pipeline/run_dir.hpp"
 #include "pipeline/train_config.hpp"
 #include "policy/embedded_policy.hpp"
+#include "pipeline/actor_system_setup.hpp"
 
 namespace kgym::cli {
 
@@ -147,7 +148,7 @@ int run_train(const std::vector<std::string>& argv) {
 
   caf::actor_system_config cfg;
   cfg.load<caf::io::middleman>();
-  add_message_types(cfg);
+  configure_actor_system(cfg);
   caf::actor_system system{cfg};
 
   executor_options exec = sandbox_options(a, config.device() == "cuda" ? CUDA : CPU);

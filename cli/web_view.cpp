@@ -18,6 +18,7 @@
 #include "messages/caf_types.hpp"
 #include "pipeline/progress_log.hpp"
 #include "pipeline/run_dir.hpp"
+#include "pipeline/actor_system_setup.hpp"
 
 namespace kgym::cli {
 
@@ -93,7 +94,7 @@ int run_web(const std::vector<std::string>& argv) {
 
   caf::actor_system_config cfg;
   cfg.load<caf::io::middleman>();
-  add_message_types(cfg);
+  configure_actor_system(cfg);
   caf::actor_system system{cfg};
   // The run's monitor, found through its port file whenever none is connected: the run may
   // start, end or be resumed (a new port) while the view is open.
