@@ -636,7 +636,7 @@ int run_serve(const std::vector<std::string>& argv) {
         handle_http(std::to_string(call), request);
     if (!(items[0].revents & ZMQ_POLLIN))
       continue;
-    // Every request waiting now (up to a batch), so the turn's journal commit covers them all.
+    // Every request waiting now (up to 256) in this turn: one poll for a burst, not one each.
     for (int n = 0; n < 256; ++n) {
       std::vector<zmq::message_t> frames;
       if (!zmq::recv_multipart(socket, std::back_inserter(frames), zmq::recv_flags::dontwait))
