@@ -226,8 +226,9 @@ int run_serve(const std::vector<std::string>& argv) {
 
   std::unique_ptr<request_journal> journal;
   if (a.has("state-dir"))
-    journal = std::make_unique<request_journal>(a.get("state-dir"), std::chrono::milliseconds(2000),
-                                                std::chrono::milliseconds(a.whole("journal-batch-ms", 20)));
+    journal = std::make_unique<request_journal>(
+        a.get("state-dir"), request_journal::default_delivery_grace,
+        std::chrono::milliseconds(a.whole("journal-batch-ms", request_journal::default_batch_window.count())));
   request_table::limits table_limits;
   table_limits.keep = std::chrono::seconds(a.whole("journal-keep", 86400));
   table_limits.max_answers = static_cast<size_t>(a.whole("max-answers", 1000000));

@@ -1,9 +1,10 @@
 // request_journal: what `kgym serve --state-dir DIR` accepted and answered, on disk (SQLite in
 // DIR/journal.sqlite, WAL), so a restart with the same directory loses nothing: unfinished
 // requests are evaluated again without a client re-sending them, and finished ones are answered
-// from it (duplicate: true). The serve loop commits a batch at most `batch_window` after its
-// first record (commit_when_due: one commit per request costs 3-4x the SQLite work of one per
-// ten) and always before it acknowledges an HTTP submission.
+// from it (duplicate: true). The serve loop commits accepted requests in a batch at most
+// `batch_window` after its first record (commit_when_due: one commit per request costs 3-4x the
+// SQLite work of one per ten), answers before it sends them, and always before it acknowledges
+// an HTTP submission.
 //
 // Two strengths of commit, because a sync costs a disk round trip on every request's path:
 // commit() leaves the batch in the WAL file (the kernel's page cache): it survives the server's
@@ -27,6 +28,9 @@ namespace kgym {
 
 class request_journal {
  public:
+  static constexpr std::chrono::milliseconds default_delivery_grace{2000};
+  static constexpr std::chrono::milliseconds default_batch_window{20};  // kgym serve --journal-batch-ms
+
   // Opens or creates the journal in `dir` (made if missing); throws with what to do.
   // `delivery_grace`: how long after an answer was handed to ZeroMQ it is journaled as
   // delivered. ZeroMQ sends from a queue of its own, so a server killed just after a send may
@@ -34,8 +38,8 @@ class request_journal {
   // twice; kgym_client ignores the second), after it the answer has long reached the kernel.
   // `batch_window`: how long a batch may stay open before commit_when_due ends it.
   explicit request_journal(const std::string& dir,
-                           std::chrono::milliseconds delivery_grace = std::chrono::milliseconds(2000),
-                           std::chrono::milliseconds batch_window = std::chrono::milliseconds(20));
+                           std::chrono::milliseconds delivery_grace = default_delivery_grace,
+                           std::chrono::milliseconds batch_window = default_batch_window);
   ~request_journal();
   request_journal(const request_journal&) = delete;
   request_journal& operator=(const request_journal&) = delete;

@@ -64,11 +64,16 @@ function sample(view) {
   serveState.last = { at: now, answered };
 }
 
+// The page's notice: `text` shown, or hidden when there is none (as the run's page does).
+function notice(text) {
+  const box = document.getElementById("notice");
+  box.hidden = !text;
+  box.textContent = text || "";
+}
+
 function drawCharts() {
   if (typeof Dygraph === "undefined") {
-    const box = document.getElementById("notice");
-    box.hidden = false;
-    box.textContent = "Charts need Debian's libjs-dygraphs on the serving machine (/lib/dygraph.min.js did not load).";
+    notice("Charts need Debian's libjs-dygraphs on the serving machine (/lib/dygraph.min.js did not load).");
     return;
   }
   const queue = serveState.samples.map((s) => [s[0], s[1], s[2], s[3]]);
@@ -93,13 +98,11 @@ async function poll() {
     const body = await answer.json();
     if (!answer.ok) throw new Error(body.error || answer.statusText);
     show(body);
-    document.getElementById("notice").hidden = true;
+    notice("");
     sample(body);
     drawCharts();
   } catch (err) {
-    const box = document.getElementById("notice");
-    box.hidden = false;
-    box.textContent = "the service does not answer: " + err.message;
+    notice("the service does not answer: " + err.message);
   }
   setTimeout(poll, 1000);
 }

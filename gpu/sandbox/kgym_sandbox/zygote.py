@@ -108,8 +108,6 @@ class Pair:
         self.candidate_uid = candidate_uid
         self.judge_pid = self.candidate_pid = self.reference_pid = 0  # 0: not forked (discard skips it)
         self.command_w = self.result_r = self.hold_w = -1
-        self.cgroup = self.tasks_cgroup = self.cpu_cgroup = None
-        self.private_disk = False
         judge_dir, candidate_dir, reference_dir = (os.path.join(workdir, name)
                                                    for name in ("judge", "candidate", "reference"))
         for path in (judge_dir, candidate_dir, reference_dir):
@@ -183,10 +181,9 @@ class Pair:
                 end.close()
             self.discard()
             raise
-        os.close(hold_r)
-        os.close(command_r)
-        os.close(result_w)
-        for end in (judge_end, candidate_end, judge_reference_end, reference_end):
+        for fd in (command_r, result_w, hold_r):
+            os.close(fd)
+        for end in ends:
             end.close()
         # The trace's key is made after the fork, so no copy of it exists in the candidate
         # process's memory; its trace writer reads it from the pipe before the candidate loads.
@@ -776,6 +773,15 @@ def main() -> None:
                 exiting.reap(wait=False)
                 time.sleep(0.2 * attempt)
 
+    def prepare_ahead(workdir: str, current: Pair) -> bool:
+        """A standby for `workdir`, once: one that cannot be made now is made when its request comes."""
+        try:
+            standbys[workdir] = prepare(workdir, current, attempts=1)
+            return True
+        except OSError as exc:
+            print(f"kgym zygote: {workdir} not prepared ahead: {exc}", file=sys.stderr, flush=True)
+            return False
+
     def standby_pids() -> set:
         return set().union(*(pair.pids for pair in standbys.values()))
 
@@ -806,10 +812,7 @@ def main() -> None:
             protocol.write_frame(out_fd, {"started": {"pid": current.judge_pid, "candidate_pid": current.candidate_pid,
                                                       **started}})
             if upcoming and upcoming[0] not in standbys:  # the next one is due soon: warm it up now
-                try:
-                    standbys[upcoming[0]] = prepare(upcoming[0], current, attempts=1)
-                except OSError as exc:  # made when its request comes instead
-                    print(f"kgym zygote: {upcoming[0]} not prepared ahead: {exc}", file=sys.stderr, flush=True)
+                prepare_ahead(upcoming[0], current)
             older = set(exiting.pids)  # exiting since before this evaluation: gone by now
             exiting.add(current.pids - {current.candidate_pid})
             def prepare_upcoming() -> set:
@@ -817,12 +820,8 @@ def main() -> None:
                 exiting); prepared while it is timed, they start CUDA once its timing is done
                 (hold_quiet_gpu). Returns every standby's pids."""
                 for workdir in upcoming:
-                    if workdir not in standbys:
-                        try:
-                            standbys[workdir] = prepare(workdir, current, attempts=1)
-                        except OSError as exc:  # made when its request comes instead
-                            print(f"kgym zygote: {workdir} not prepared ahead: {exc}", file=sys.stderr, flush=True)
-                            break
+                    if workdir not in standbys and not prepare_ahead(workdir, current):
+                        break
                 return standby_pids()
 
             result = relay(current, out_fd, standby_pids() | exiting.pids, exiting, prepare_upcoming)
