@@ -37,6 +37,7 @@
 #include "service/eval_api.hpp"
 #include "service/http_front.hpp"
 #include "pipeline/paths.hpp"
+#include "service/journal_writer.hpp"
 #include "service/request_journal.hpp"
 #include "service/request_table.hpp"
 #include "service/serve_metrics.hpp"
@@ -373,15 +374,16 @@ int run_serve(const std::vector<std::string>& argv) {
   };
   // A task of the suite is journaled by its id only (the journal stays small); a restart
   // resolves it again. `route`: a ZeroMQ client's, so a restarted server answers it unasked.
+  // The journal is its writer's (a thread of its own) once the restart below has read it.
+  std::unique_ptr<journal_writer> writer;
   auto journal_accepted = [&](const EvalRequest& request, const ReplyRoute* route) {
-    if (!journal)
+    if (!writer)
       return;
+    EvalRequest kept = request;
     auto in_suite = suite.find(request.task_id());
-    if (in_suite == suite.end() || in_suite->second.SerializeAsString() != request.task().SerializeAsString())
-      return journal->accepted(request, route);
-    EvalRequest by_id = request;
-    by_id.clear_task();
-    journal->accepted(by_id, route);
+    if (in_suite != suite.end() && in_suite->second.SerializeAsString() == request.task().SerializeAsString())
+      kept.clear_task();
+    writer->accepted(std::move(kept), route ? std::optional<ReplyRoute>(*route) : std::nullopt);
   };
   // An answer for a ZeroMQ client; one it cannot take now is tried again (request_table).
   auto deliver = [&](const ReplyRoute& route, const EvalResult& answer) {
@@ -458,8 +460,8 @@ int run_serve(const std::vector<std::string>& argv) {
         journal_accepted(request, nullptr);
         start_evaluation(request, "http " + r.peer);
       }
-      if (journal)
-        journal->commit_synced();  // on disk before it is acknowledged
+      if (writer)
+        writer->commit_synced();  // on disk before it is acknowledged
       return http_send(connection, 202, to_json(submitted));
     }
     if (r.path.rfind(prefix + "/", 0) == 0 && r.method == "GET") {
@@ -518,6 +520,7 @@ int run_serve(const std::vector<std::string>& argv) {
     spdlog::info("kgym serve: journal {}: {} answers kept ({} waiting for their ZeroMQ client), {} unfinished "
                  "requests evaluated again, {} answers older than {} s forgotten",
                  journal->path(), kept, undelivered, again, forgotten, table_limits.keep.count());
+    writer = std::make_unique<journal_writer>(*journal);
   }
   // One request from a ZeroMQ client: refused with its reason, answered from the table, or evaluated.
   auto handle_zmq = [&](std::vector<zmq::message_t>& frames) {
@@ -558,6 +561,33 @@ int run_serve(const std::vector<std::string>& argv) {
     }
   };
   size_t answers_since_compaction = 0;
+  // An answer now committed: kept, logged, counted, and sent to whoever waits for it.
+  auto release = [&](EvalResult answer, std::chrono::steady_clock::time_point now) {
+    const ExecResult& result = answer.result();
+    auto waiting = requests.finish(answer, now);
+    spdlog::info("request {}: {} on {}", answer.request_id(), Verdict_Name(result.verdict()),
+                 result.executor().empty() ? "no executor" : result.executor());
+    metrics.evaluated(result);
+    board->answered(answer, std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+    bool delivered = true;
+    for (auto& w : waiting.zmq) {
+      EvalResult copy = answer;
+      copy.set_duplicate(w.duplicate);
+      delivered &= deliver(w.route, copy);
+      ++served;
+    }
+    for (const auto& connection : waiting.http) {
+      http_send(connection, 200, to_json(answer));
+      ++served;
+    }
+    if (writer && !waiting.zmq.empty() && delivered)
+      writer->delivered(answer.request_id());
+    if (writer && ++answers_since_compaction >= 100000) {
+      writer->compact(table_limits.keep);
+      answers_since_compaction = 0;
+    }
+  };
+  std::deque<std::pair<uint64_t, EvalResult>> uncommitted;  // answers posted to the writer, by number
   // SIGTERM: no new requests; those in flight get drain_timeout to finish, then an error.
   const auto drain_timeout = std::chrono::duration<double>(a.number("drain-timeout", 120));
   std::optional<std::chrono::steady_clock::time_point> drain_until;
@@ -570,68 +600,55 @@ int run_serve(const std::vector<std::string>& argv) {
     if (drain_until && std::chrono::steady_clock::now() > *drain_until)
       break;
     auto now = std::chrono::steady_clock::now();
-    // Answers are journaled and committed before any client has them, so one a client got is
-    // never evaluated again after a crash (accepted requests wait for the batch window).
-    std::vector<std::pair<EvalResult, request_table::waiting>> answered;
+    // Answers are journaled and committed (by the writer's thread) before any client has them,
+    // so one a client got is never evaluated again after a crash.
     for (auto& [id, result] : finished->take()) {
       EvalResult answer;
       *answer.mutable_result() = result;
       answer.set_request_id(id);
-      auto waiting = requests.finish(answer, now);
-      spdlog::info("request {}: {} on {}", id, Verdict_Name(result.verdict()),
-                   result.executor().empty() ? "no executor" : result.executor());
-      metrics.evaluated(result);
-      board->answered(answer, std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
-      if (journal)
-        journal->answered(answer, waiting.zmq.empty());  // over HTTP it is delivered when fetched
-      answered.emplace_back(std::move(answer), std::move(waiting));
+      if (!writer) {
+        release(std::move(answer), now);
+        continue;
+      }
+      // Over HTTP an answer counts as delivered once kept (its client fetches it).
+      const uint64_t number = writer->answered(answer, !requests.waits_over_zmq(id));
+      uncommitted.emplace_back(number, std::move(answer));
     }
-    if (journal && !answered.empty())
-      journal->commit();
-    for (auto& [answer, waiting] : answered) {
-      bool delivered = true;
-      for (auto& w : waiting.zmq) {
-        EvalResult copy = answer;
-        copy.set_duplicate(w.duplicate);
-        delivered &= deliver(w.route, copy);
-        ++served;
-      }
-      for (const auto& connection : waiting.http) {
-        http_send(connection, 200, to_json(answer));
-        ++served;
-      }
-      if (journal && !waiting.zmq.empty() && delivered)
-        journal->delivered(answer.request_id());
-      if (journal && ++answers_since_compaction >= 100000) {
-        journal->compact(table_limits.keep);
-        answers_since_compaction = 0;
+    if (writer) {
+      const uint64_t through = writer->committed_through();
+      while (!uncommitted.empty() && uncommitted.front().first <= through) {
+        release(std::move(uncommitted.front().second), now);
+        uncommitted.pop_front();
       }
     }
     for (auto& r : requests.due(now)) {  // answers whose ZeroMQ client could not take them before
       if (!reply(socket, r.route, r.answer)) {
         requests.retry(std::move(r), now);
-      } else if (journal) {
-        journal->delivered(r.answer.request_id());
+      } else if (writer) {
+        writer->delivered(r.answer.request_id());
       }
     }
     for (const auto& [id, connection] : requests.expired_polls(now))  // long polls out of time: still pending
       http_send(connection, 202, pending_json(id));
     zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0},
                                {nullptr, finished->wake_fd, ZMQ_POLLIN, 0},
-                               {nullptr, http ? http->wake_fd() : finished->wake_fd, 0, 0}};
+                               {nullptr, http ? http->wake_fd() : finished->wake_fd, 0, 0},
+                               {nullptr, writer ? writer->wake_fd() : finished->wake_fd, 0, 0}};
     if (http)
       items[2].events = ZMQ_POLLIN;
-    auto wait = std::chrono::milliseconds(requests.waiting_redelivery() ? 100 : 200);
-    if (journal)
-      wait = std::min(wait, journal->commit_when_due());  // a batch of turns, committed within its window
+    if (writer)
+      items[3].events = ZMQ_POLLIN;  // answers committed
+    const auto wait = std::chrono::milliseconds(requests.waiting_redelivery() ? 100 : 200);
     publish_counts();  // for the page (--web): what this pass did, before it sleeps
     try {
-      zmq::poll(items, 3, wait);
+      zmq::poll(items, 4, wait);
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR)
         continue;  // a signal: the loop condition decides
       throw;
     }
+    if (writer && (items[3].revents & ZMQ_POLLIN))
+      writer->clear_wake();
     if (http && (items[2].revents & ZMQ_POLLIN))
       for (const auto& [call, request] : http->take())
         handle_http(std::to_string(call), request);
@@ -662,6 +679,8 @@ int run_serve(const std::vector<std::string>& argv) {
     }
   }
   socket.close();  // sends what ZeroMQ still holds (linger: 1 s)
+  if (writer)
+    writer->stop();  // everything posted is committed; the journal is this thread's again
   if (journal)
     journal->settle_deliveries();  // then every answer handed over counts as delivered
   spdlog::info("kgym serve: stopped after {} answers and {} refusals{}", served, refused,

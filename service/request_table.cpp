@@ -46,6 +46,11 @@ const EvalResult* request_table::answer_of(const std::string& id) const {
   return found != entries_.end() && found->second.done ? &found->second.answer : nullptr;
 }
 
+bool request_table::waits_over_zmq(const std::string& id) const {
+  auto found = entries_.find(id);
+  return found != entries_.end() && !found->second.zmq.empty();
+}
+
 void request_table::long_poll(const std::string& id, const std::string& connection, time_point deadline) {
   entries_[id].http.push_back({connection, deadline});
   polls_.emplace(deadline, std::make_pair(id, connection));

@@ -63,6 +63,8 @@ class request_table {
   // The answer, or null while pending or for an unknown (never seen, or forgotten) id.
   const EvalResult* answer_of(const std::string& id) const;
   bool known(const std::string& id) const { return entries_.count(id) > 0; }
+  // Whether a ZeroMQ client waits for this pending request's answer (its delivery is then to be marked).
+  bool waits_over_zmq(const std::string& id) const;
   // A long poll: `connection` waits for the answer of a request in progress until `deadline`.
   void long_poll(const std::string& id, const std::string& connection, time_point deadline);
   // Long polls past their deadline, as (id, connection), now no longer waiting.

@@ -7,8 +7,10 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <csignal>
+#include <poll.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,6 +35,7 @@
 #include "messages/json.hpp"
 #include "pipeline/episode_store.hpp"
 #include "messages/ids.hpp"
+#include "service/journal_writer.hpp"
 #include "service/request_journal.hpp"
 #include "service/eval_api.hpp"
 #include "service/request_table.hpp"
@@ -366,6 +369,49 @@ TEST(RequestJournal, KeepsEachZeroMqClientsRouteUntilItsAnswerIsDelivered) {
   EXPECT_EQ(entries[0].request.request_id(), "z");
   EXPECT_FALSE(entries[0].route.has_value());
   EXPECT_TRUE(entries[0].delivered);
+}
+
+// The writer commits on its own thread: an answer's number is reported committed only once
+// another reader (a restart) finds it, a synced commit waits for the accepted requests before
+// it, and a stop leaves nothing posted behind, even inside the batch window.
+TEST(JournalWriter, ReportsAnAnswerCommittedOnlyOnceARestartWouldFindIt) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "journal_writer_test";
+  fs::remove_all(dir);
+  auto stored = [&] {
+    std::map<std::string, bool> answered;  // id -> has its answer
+    for (auto& e : request_journal(dir.string()).load())
+      answered[e.request.request_id()] = e.answer.has_value();
+    return answered;
+  };
+  EvalRequest request;
+  request.set_request_id("a");
+  ReplyRoute route;
+  route.add_frames("client");
+  EvalResult answer;
+  answer.set_request_id("a");
+  {
+    request_journal journal(dir.string(), std::chrono::milliseconds(0), std::chrono::seconds(60));
+    journal_writer writer(journal);
+    writer.accepted(request, route);
+    const uint64_t number = writer.answered(answer, false);
+    EXPECT_EQ(number, 1u);
+    pollfd woken{writer.wake_fd(), POLLIN, 0};
+    ASSERT_EQ(::poll(&woken, 1, 5000), 1) << "no commit reported in 5 s";
+    writer.clear_wake();
+    EXPECT_GE(writer.committed_through(), number);
+    EXPECT_EQ(stored(), (std::map<std::string, bool>{{"a", true}}));
+    EXPECT_EQ(::poll(&woken, 1, 0), 0);  // cleared, nothing new
+    request.set_request_id("b");
+    writer.accepted(request, std::nullopt);  // the 60 s window would keep it back
+    writer.commit_synced();
+    EXPECT_EQ(stored(), (std::map<std::string, bool>{{"a", true}, {"b", false}}));
+    request.set_request_id("c");
+    writer.accepted(request, std::nullopt);
+    writer.stop();
+    EXPECT_EQ(stored(), (std::map<std::string, bool>{{"a", true}, {"b", false}, {"c", false}}));
+  }
+  fs::remove_all(dir);
 }
 
 namespace {
