@@ -10,10 +10,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "gpu/executor/sandbox_evaluator.hpp"
 #include "messages/evidence.hpp"
@@ -306,6 +308,32 @@ TEST(Extensions, AreBuiltAheadCachedAndJudged) {
   ExecResult after = evaluate_extension("gelu_fused", "cuda_fused_after_poison");
   EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after) << "\n" << after.log();
   EXPECT_EQ(seconds_of(after, "extension_compile"), 0.0);
+}
+
+// Two executors build at once, each builder under a uid of its own: a candidate whose import
+// (recorded by its builder, then loaded as the candidate) spends 20 s signalling whatever it
+// can and rewriting every build directory it can find or guess reaches nothing of the other
+// executor's build, which compiles an extension nobody built before and judges it OK.
+TEST(Extensions, ACandidateReachesNoOtherExecutorsBuild) {
+  if (test_device() != CUDA || !gpu_present())
+    GTEST_SKIP() << "CUDA extensions: needs KGYM_TEST_DEVICE=cuda and a GPU";
+  std::string fresh_source = read_text(source_path("tests/extensions/gelu_fused.py"));
+  const std::string marker = "#include <cuda_runtime.h>\n";
+  ASSERT_NE(fresh_source.find(marker), std::string::npos);
+  // Sources no earlier run had: its build is real, and runs while the other candidate attacks.
+  fresh_source = replace_all(fresh_source, marker,
+                             marker + "// build " + std::to_string(::getpid()) + "-" +
+                                 std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "\n");
+  sandbox_evaluator other(test_executor_options());
+  ExecResult honest;
+  std::thread building([&] { honest = other.evaluate(request_for("gelu_scale_residual", "cuda_fresh_build", fresh_source)); });
+  ExecResult attacker = evaluate_extension("harms_other_builds", "cuda_harms_other_builds");
+  building.join();
+  EXPECT_NE(attacker.message().find("harmed: []"), std::string::npos) << summary_line(attacker);
+  EXPECT_EQ(Verdict_Name(honest.verdict()), "OK") << summary_line(honest) << "\n" << honest.log();
+  EXPECT_GT(seconds_of(honest, "extension_compile"), 0.0) << "the other executor built its extension";
+  ExecResult after = evaluate_extension("gelu_fused", "cuda_fused_after_harm");
+  EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);
 }
 
 // Containment: what kgym's caller has (its environment's secrets, a host file open on a
