@@ -833,6 +833,62 @@ class Extensions(unittest.TestCase):
                                                     lambda inside: {"value": 42})
             self.assertEqual(answered, {"value": 42})
 
+    @unittest.skipUnless(os.geteuid() == 0, "runs a build step as the uid of a process it must not reach")
+    def test_a_confined_build_step_signals_no_process_outside_its_own(self):
+        """A candidate's import runs in a build step while its extensions are recorded. As root
+        the step runs as a uid of its own, unprivileged as kgym's: either way kill(-1) there
+        (every process it may signal) reaches no process outside it, a sleeper of that very
+        uid included, because the step is pid 1 of a pid namespace of its own."""
+        import encodings.unicode_escape  # noqa: F401  (the unprivileged step cannot read this Python's files)
+        import signal
+        import tempfile
+        from kgym_sandbox import extension_build, isolation
+
+        def kill_all(inside):
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except ProcessLookupError:  # nothing it may signal
+                pass
+            return {"pid": os.getpid()}
+
+        def survives(unprivileged: bool) -> str:
+            said_r, said_w = os.pipe()
+            builder = os.fork()
+            if builder == 0:
+                try:
+                    os.close(said_r)
+                    if unprivileged:
+                        os.setgid(isolation.NOBODY)
+                        os.setuid(isolation.NOBODY)
+                        ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE, as after an exec
+                        isolation.own_user_namespace()  # as builder.py does first
+                    extension_build._pid_namespaces = None  # made in this builder, after its namespace
+                    sleeper = os.fork()
+                    if sleeper == 0:
+                        if not unprivileged:
+                            os.setgid(isolation.NOBODY)
+                            os.setuid(isolation.NOBODY)  # the uid the step below runs as
+                        time.sleep(30)
+                        os._exit(0)
+                    with tempfile.TemporaryDirectory() as root:
+                        os.chmod(root, 0o711)
+                        answer = extension_build.run_confined(os.path.join(root, "w"), isolation.NOBODY, 20.0,
+                                                              kill_all)
+                    alive = os.waitpid(sleeper, os.WNOHANG) == (0, 0)
+                    os.kill(sleeper, signal.SIGKILL)
+                    os.waitpid(sleeper, 0)
+                    os.write(said_w, f"{answer.get('pid', answer)} {alive}".encode())
+                finally:
+                    os._exit(0)
+            os.close(said_w)
+            os.waitpid(builder, 0)
+            said = os.read(said_r, 400).decode()
+            os.close(said_r)
+            return said
+
+        self.assertEqual(survives(unprivileged=False), "1 True")
+        self.assertEqual(survives(unprivileged=True), "1 True")
+
     def test_a_cpu_evaluation_refuses_load_inline_with_what_to_do(self):
         import torch.utils.cpp_extension as cpp_extension
         from kgym_sandbox import extensions

@@ -22,13 +22,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="kgym extension builder (started by gpu_executor)")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cuda")
     parser.parse_args()
+    # Unprivileged, a user namespace of our own lets every build have a pid namespace of its own
+    # (a candidate's import, run while its extensions are recorded, could otherwise signal every
+    # process of kgym's uid: the executor's included); first, while this process has one thread.
+    from . import isolation
+    isolation.own_user_namespace()
     out_fd = os.dup(1)  # frames go here; whatever else prints goes to stderr
     os.dup2(2, 1)
     started = time.perf_counter()
     import torch
     import triton
 
-    from . import extension_build, isolation
+    from . import extension_build
     from .zygote import sweep
     os.nice(10)  # compiles yield the CPU to the evaluation being timed
     ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # what a build leaves is ours to sweep

@@ -22,13 +22,25 @@ RECORD_LIMIT_S = 60.0  # importing the module to see its load_inline calls
 ERROR_TAIL = 4000  # characters of a compiler's output kept for the feedback
 
 
+_pid_namespaces = None  # the builder's, made at its first build
+
+
+def _fork_own_pids() -> int:
+    """os.fork(), the child in a pid namespace of its own where the OS grants one: there it can
+    signal no process but its own (kill(-1) included), whatever uid it shares with kgym."""
+    global _pid_namespaces
+    if _pid_namespaces is None:
+        _pid_namespaces = isolation.PidNamespaces()
+    return _pid_namespaces.fork()[0]
+
+
 def run_confined(workdir: str, uid: int, limit_s: float, work) -> dict:
     """Runs work() in a forked, confined process (own session, namespaces, private /tmp, uid,
     limits); returns the dict it returns, or {"error": ...} when it raised, died or ran past
     `limit_s` (then its whole process group is killed)."""
     os.makedirs(workdir, exist_ok=True)
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    pid = _fork_own_pids()
     if pid == 0:
         # Only its answer pipe: the builder's own channel (stdin, stdout) is not the candidate's.
         null = os.open(os.devnull, os.O_RDWR)
