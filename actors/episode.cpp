@@ -32,7 +32,7 @@ double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-void report(self_ptr self, const std::string& stage) {
+void report(self_ptr self, EpisodeStage stage) {
   const auto& s = self->state;
   EpisodeStatus status;
   status.set_episode_id(s.spec.episode_id());
@@ -75,7 +75,7 @@ void finish_turn(self_ptr self, const RewardBreakdown& reward) {
 void score(self_ptr self, const ExecResult& result) {
   self->state.turn.set_cached(result.from_cache());
   *self->state.turn.mutable_result() = result;
-  report(self, "reward");
+  report(self, REWARD);
   self->request(self->state.services.reward, caf::infinite, result)
       .then([self](const RewardBreakdown& reward) { finish_turn(self, reward); },
             [self](caf::error& error) {
@@ -100,7 +100,7 @@ void execute(self_ptr self, const CompileResult& compiled) {
   request.mutable_candidate()->set_source(compiled.source());
   request.set_device(s.services.device);
   *request.mutable_options() = s.services.options;
-  report(self, "execute");
+  report(self, EXECUTE);
   self->request(s.services.scheduler, caf::infinite, request)
       .then([self](const ExecResult& result) { score(self, result); },
             [self](caf::error& error) {
@@ -124,7 +124,7 @@ void compile(self_ptr self, const Completion& completion) {
   CompileRequest request;
   request.set_task_id(s.task.id());
   request.set_response(completion.text());
-  report(self, "compile");
+  report(self, COMPILE);
   self->request(s.services.compiler, caf::infinite, request)
       .then([self](const CompileResult& compiled) { execute(self, compiled); },
             [self](caf::error& error) {
@@ -138,7 +138,7 @@ void next_turn(self_ptr self) {
   auto& s = self->state;
   if (s.episode.turns_size() >= s.spec.turns()) {
     s.episode.set_wall_s(std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count());
-    report(self, "done");
+    report(self, DONE);
     s.done.deliver(s.episode);
     self->quit();
     return;
@@ -155,7 +155,7 @@ void next_turn(self_ptr self) {
   request.set_prompt(s.turn.prompt());
   request.set_feedback_state(s.feedback_state);
   request.set_seed(mix_seed(s.spec.seed(), static_cast<uint64_t>(s.turn.index())));
-  report(self, "inference");
+  report(self, INFERENCE);
   self->request(s.services.inference, caf::infinite, request)
       .then([self](const Completion& completion) { compile(self, completion); },
             [self](caf::error& error) {

@@ -24,7 +24,7 @@ monitor_actor::behavior_type monitor_impl(monitor_actor::stateful_pointer<monito
   return {
       [self](const EpisodeStatus& status) {
         auto& s = self->state;
-        if (status.stage() != "done") {
+        if (status.stage() != DONE) {
           s.running[status.episode_id()] = status;
           return;
         }

@@ -161,11 +161,11 @@ inference_actor::behavior_type openai_inference(openai_self self,
         auto& s = self->state;
         if (update.version() <= s.version)
           return;
-        if (s.config.weight_reload() == "none") {
+        if (s.config.weight_reload() == NONE) {
           s.version = update.version();
           return;
         }
-        if (s.config.weight_reload() == "model_name") {
+        if (s.config.weight_reload() == MODEL_NAME) {
           s.model = update.model().empty() ? s.model : update.model();
           s.version = update.version();
           return;

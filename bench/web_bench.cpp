@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   namespace fs = std::filesystem;
   const std::string dir = (fs::temp_directory_path() / ("kgym-web-bench-" + std::to_string(::getpid()))).string();
   TrainConfig config;
-  config.set_device("cpu");
+  config.set_device(CPU);
   run_dir::create(dir, config);
   auto t0 = clock_type::now();
   {

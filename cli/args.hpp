@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "messages/enum_names.hpp"
+
 namespace kgym::cli {
 
 class args {
@@ -29,5 +31,15 @@ class args {
   std::set<std::string> flags_;
   std::vector<std::string> positional_;
 };
+
+// --name's value as a value of the schema's enum E ("cuda" for CUDA); anything else is refused
+// with the names E accepts.
+template <class E>
+E choice(const args& a, const std::string& name) {
+  const std::string text = a.get(name);
+  if (auto value = enum_named<E>(text))
+    return *value;
+  throw std::invalid_argument("--" + name + " must be " + enum_choices<E>() + ", got '" + text + "'");
+}
 
 }  // namespace kgym::cli

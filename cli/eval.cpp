@@ -16,6 +16,7 @@
 #include "cli/run_setup.hpp"
 #include "cli/sandbox_options.hpp"
 #include "messages/caf_types.hpp"
+#include "messages/enum_names.hpp"
 #include "messages/json.hpp"
 #include "pipeline/episode_store.hpp"
 #include "report/eval_report.hpp"
@@ -119,12 +120,12 @@ int run_eval(const std::vector<std::string>& argv) {
   config.set_group_size(static_cast<int>(a.number("samples", 1)));
   config.set_turns(a.has("turns") ? config.turns() : 4);
   validate(config);
-  if (config.policy() == "openai")
+  if (config.policy() == OPENAI)
     check_openai_server(config.openai());
   std::vector<std::string> dirs = {config.tasks_dir()};
   if (a.has("kernelbench"))
     dirs = kernelbench_levels(a.get("kernelbench"), a.has("level") ? a.all("level") : std::vector<std::string>{"1"});
-  bool embedded = config.policy() == "embedded";
+  bool embedded = config.policy() == EMBEDDED;
   if (embedded && a.has("kernelbench"))
     throw std::invalid_argument("the embedded policy only has programs for the built-in tasks; evaluate a "
                                 "KernelBench checkout with --policy openai");
@@ -140,15 +141,15 @@ int run_eval(const std::vector<std::string>& argv) {
       throw std::invalid_argument("no checkpoint in " + a.get("checkpoint") + "/checkpoints (a kgym train run dir)");
     policy = *trained;
   }
-  progress_log()->info("eval {}: {} policy{} ({}), {} tasks x {} samples x {} turns on {}", out, config.policy(),
+  progress_log()->info("eval {}: {} policy{} ({}), {} tasks x {} samples x {} turns on {}", out, lower_name(config.policy()),
                        embedded ? "" : " " + config.openai().model(),
                        embedded ? "version " + std::to_string(policy.version()) : "the version the server serves",
-                       suite.tasks.size(), config.group_size(), config.turns(), config.device());
+                       suite.tasks.size(), config.group_size(), config.turns(), lower_name(config.device()));
 
   caf::actor_system_config cfg;
   configure_actor_system(cfg);
   caf::actor_system system{cfg};
-  executor_options exec = sandbox_options(a, config.device() == "cuda" ? CUDA : CPU);
+  executor_options exec = sandbox_options(a, config.device());
   scheduler_options scheduling;
   scheduling.cache = config.eval_cache();
   auto p = start_pipeline(system, config, exec, out, policy, suite, scheduling, true);
@@ -175,7 +176,7 @@ int run_eval(const std::vector<std::string>& argv) {
       version = std::max(version, t.policy_version());
   report.set_policy_version(version);
   report.set_device(config.device());
-  report.set_speedup_evidence(config.device() == "cuda" ? "measured (the judge's clock)" : "modeled (CPU cost model)");
+  report.set_speedup_evidence(config.device() == CUDA ? "measured (the judge's clock)" : "modeled (CPU cost model)");
   report.set_wall_s(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   write_outputs(out, report);
   if (!a.has("quiet"))

@@ -54,7 +54,7 @@ std::string timestamped_dir(const std::string& parent) {
 }
 
 TrainConfig config_from_args(const args& a) {
-  std::string device = a.get("device", "cpu");
+  const Device device = a.has("device") ? choice<Device>(a, "device") : CPU;
   TrainConfig c = a.has("config") ? load_train_config(a.get("config"), device) : default_train_config(device);
   if (a.has("device"))
     c.set_device(device);
@@ -76,7 +76,7 @@ TrainConfig config_from_args(const args& a) {
   if (a.has("executors"))
     c.set_executors(static_cast<int>(a.whole("executors", 0)));
   if (a.has("advantage"))
-    c.set_advantage(a.get("advantage"));
+    c.set_advantage(choice<Advantage>(a, "advantage"));
   if (a.has("learning-rate"))
     c.set_learning_rate(a.number("learning-rate", 0));
   if (a.has("no-hacking-check"))
@@ -90,13 +90,13 @@ TrainConfig config_from_args(const args& a) {
   if (a.has("no-eval-cache"))
     c.set_eval_cache(false);
   if (a.has("policy"))
-    c.set_policy(a.get("policy"));
+    c.set_policy(choice<PolicyKind>(a, "policy"));
   if (a.has("openai-url"))
     c.mutable_openai()->set_base_url(a.get("openai-url"));
   if (a.has("model"))
     c.mutable_openai()->set_model(a.get("model"));
   if (a.has("api"))
-    c.mutable_openai()->set_api(a.get("api"));
+    c.mutable_openai()->set_api(choice<OpenAIApi>(a, "api"));
   if (a.has("temperature"))
     c.mutable_openai()->set_temperature(a.number("temperature", 1.0));
   if (a.has("max-tokens"))
@@ -138,7 +138,7 @@ pipeline start_pipeline(caf::actor_system& system, const TrainConfig& config, co
   for (int i = 0; i < config.executors(); ++i)
     executors.push_back(spawn_gpu_executor(system, exec));
 
-  bool llm = config.policy() == "openai";
+  bool llm = config.policy() == OPENAI;
   services.inference = llm ? spawn_openai_inference(system, config.openai(), policy.version())
                            : spawn_embedded_inference(system, policy, suite.programs);
   services.compiler = spawn_compiler(system, exec.launch.python);

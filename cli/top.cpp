@@ -9,6 +9,7 @@
 #include <iostream>
 #include <thread>
 
+#include "messages/enum_names.hpp"
 #include "actors/monitor.hpp"
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
@@ -34,7 +35,7 @@ void print_view(const MonitorView& v, size_t rows) {
               "elapsed");
   auto row = [](const EpisodeStatus& s) {
     std::printf("%-36s %2d/%-2d %-10s %-14s %-14s %7.3f %7.1fs\n", s.episode_id().c_str(), s.turn(), s.turns(),
-                s.stage().c_str(), s.turn() ? Verdict_Name(s.last_verdict()).c_str() : "-",
+                lower_name(s.stage()).c_str(), s.turn() ? Verdict_Name(s.last_verdict()).c_str() : "-",
                 s.last_action().empty() ? "-" : s.last_action().c_str(), s.last_reward(), s.elapsed_s());
   };
   for (int i = 0; i < v.running_size() && static_cast<size_t>(i) < rows; ++i)

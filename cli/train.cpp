@@ -18,6 +18,7 @@
 #include "cli/run_setup.hpp"
 #include "cli/sandbox_options.hpp"
 #include "cli/web_view.hpp"
+#include "messages/enum_names.hpp"
 #include "messages/json.hpp"
 #include "pipeline/embedded_programs.hpp"
 #include "pipeline/episode_store.hpp"
@@ -99,7 +100,7 @@ int run_train(const std::vector<std::string>& argv) {
     std::cout << to_json(config, true) << "\n";
     return 0;
   }
-  if (config.policy() == "openai")
+  if (config.policy() == OPENAI)
     check_openai_server(config.openai());
   std::optional<web::web_options> web_view;
   if (a.has("web"))
@@ -107,7 +108,7 @@ int run_train(const std::vector<std::string>& argv) {
 
   // The tasks and the embedded policy's programs for them.
   auto suite = load_embedded_suite(std::vector<std::string>{config.tasks_dir()}, {config.tasks().begin(), config.tasks().end()},
-                                   config.policy() == "embedded");
+                                   config.policy() == EMBEDDED);
   const auto& tasks = suite.tasks;
 
   if (!a.has("resume")) {
@@ -131,7 +132,7 @@ int run_train(const std::vector<std::string>& argv) {
   for (const auto& [id, task] : tasks)
     task_by_id[id] = &task;
   const EvalOptions run_options = run_eval_options(config);
-  const Device run_device = config.device() == "cuda" ? CUDA : CPU;
+  const Device run_device = config.device();
   for (auto& e : stored.episodes) {
     auto task = task_by_id.find(e.task_id());
     for (const auto& t : e.turns())
@@ -143,7 +144,7 @@ int run_train(const std::vector<std::string>& argv) {
   }
   progress_log()->info("run {}: {} tasks x {} episodes x {} turns, {} iterations on {}, starting at iteration {} "
                "({} finished episodes kept{})",
-               dir, tasks.size(), config.group_size(), config.turns(), config.iterations(), config.device(),
+               dir, tasks.size(), config.group_size(), config.turns(), config.iterations(), lower_name(config.device()),
                plan.first_iteration + 1, plan.finished.size(), stored.truncated ? ", a cut-off record dropped" : "");
 
   caf::actor_system_config cfg;
@@ -151,7 +152,7 @@ int run_train(const std::vector<std::string>& argv) {
   configure_actor_system(cfg);
   caf::actor_system system{cfg};
 
-  executor_options exec = sandbox_options(a, config.device() == "cuda" ? CUDA : CPU);
+  executor_options exec = sandbox_options(a, config.device());
   auto p = start_pipeline(system, config, exec, dir, policy, suite, scheduling, false);
   if (auto port = system.middleman().publish(p.services.monitor, 0, "127.0.0.1"))
     std::ofstream(run_dir::monitor_port_path(dir)) << *port << "\n";

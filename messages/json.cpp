@@ -19,6 +19,7 @@ std::string to_json(const google::protobuf::Message& message, bool all_fields) {
 std::string from_json(const std::string& json, google::protobuf::Message* message) {
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = false;
+  options.case_insensitive_enum_parsing = true;  // "cuda" as well as "CUDA": config files are written by people
   auto status = google::protobuf::util::JsonStringToMessage(json, message, options);
   return status.ok() ? std::string{} : std::string(status.message());
 }

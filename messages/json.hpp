@@ -11,7 +11,8 @@ namespace kgym {
 // fields that hold their zero value (what a config file written for people needs).
 std::string to_json(const google::protobuf::Message& message, bool all_fields = false);
 
-// Parses strictly: unknown fields are an error. Returns the error text, empty on success.
+// Parses strictly: unknown fields are an error; an enum's value may be named in lower case
+// ("cuda" for CUDA). Returns the error text, empty on success.
 std::string from_json(const std::string& json, google::protobuf::Message* message);
 
 // Overlays one JSON object on another (nested objects merge key by key; anything else in

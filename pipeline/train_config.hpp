@@ -9,10 +9,10 @@
 
 namespace kgym {
 
-TrainConfig default_train_config(const std::string& device = "cpu");
+TrainConfig default_train_config(Device device = CPU);
 
 // `path`'s JSON object overlaid on the defaults; unknown keys are an error.
-TrainConfig load_train_config(const std::string& path, const std::string& device = "cpu");
+TrainConfig load_train_config(const std::string& path, Device device = CPU);
 
 // Throws std::invalid_argument naming the field and the accepted values.
 void validate(const TrainConfig& config);

@@ -36,10 +36,10 @@ std::vector<std::vector<double>> group_advantages(const std::vector<const Episod
       rewards.push_back(t.reward().total());
     returns.push_back(reward_to_go(rewards, s.gamma));
   }
-  if (s.advantage == "grpo")
+  if (s.advantage == GRPO)
     return grpo_advantages(returns);
-  if (s.advantage != "trloo")
-    throw std::invalid_argument("advantage must be trloo or grpo, got '" + s.advantage + "'");
+  if (s.advantage != TRLOO)
+    throw std::invalid_argument("advantage must be trloo or grpo, got " + Advantage_Name(s.advantage));
   return trloo_advantages(returns);
 }
 

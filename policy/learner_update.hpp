@@ -15,7 +15,7 @@
 namespace kgym {
 
 struct learner_settings {
-  std::string advantage = "trloo";  // trloo | grpo
+  Advantage advantage = TRLOO;
   double gamma = 1.0;
   double learning_rate = 1.0;
   bool mrs = true;

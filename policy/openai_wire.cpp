@@ -8,8 +8,8 @@
 namespace kgym {
 
 OpenAIConfig openai_defaults(OpenAIConfig c) {
-  if (c.api().empty())
-    c.set_api("chat");
+  if (c.api() == OPENAI_API_UNSPECIFIED)
+    c.set_api(CHAT);
   if (c.api_key_env().empty())
     c.set_api_key_env("OPENAI_API_KEY");
   if (c.max_tokens() <= 0)
@@ -24,8 +24,8 @@ OpenAIConfig openai_defaults(OpenAIConfig c) {
     c.set_backoff_s(1.0);
   if (c.system_prompt().empty())
     c.set_system_prompt(default_system_prompt());
-  if (c.weight_reload().empty())
-    c.set_weight_reload("update_weights_from_disk");
+  if (c.weight_reload() == WEIGHT_RELOAD_UNSPECIFIED)
+    c.set_weight_reload(UPDATE_WEIGHTS_FROM_DISK);
   if (c.prompt_token_budget() <= 0)
     c.set_prompt_token_budget(6000);
   return c;
@@ -41,7 +41,7 @@ const std::string& default_system_prompt() {
 }
 
 std::string openai_path(const OpenAIConfig& config) {
-  return config.api() == "completions" ? "/completions" : "/chat/completions";
+  return config.api() == COMPLETIONS ? "/completions" : "/chat/completions";
 }
 
 std::string openai_request_body(const OpenAIConfig& config, const std::string& prompt, uint64_t seed) {
@@ -54,7 +54,7 @@ std::string openai_request_body(const OpenAIConfig& config, const std::string& p
       r.set_return_token_ids(true);
     r.set_seed(static_cast<int32_t>(seed & 0x7fffffff));
   };
-  if (config.api() == "completions") {
+  if (config.api() == COMPLETIONS) {
     openai::CompletionRequest r;
     fill(r);
     r.set_prompt(config.system_prompt() + "\n\n" + prompt);
@@ -108,7 +108,7 @@ Completion parse_openai_response(const OpenAIConfig& config, const std::string& 
     return c;
   }
   const openai::Choice& choice = response.choices(0);
-  c.set_text(config.api() == "completions" ? choice.text() : choice.message().content());
+  c.set_text(config.api() == COMPLETIONS ? choice.text() : choice.message().content());
   c.set_finish_reason(choice.finish_reason());
   std::vector<std::string> tokens;
   for (const auto& t : choice.logprobs().content()) {

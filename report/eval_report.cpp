@@ -1,3 +1,4 @@
+#include "messages/enum_names.hpp"
 #include "report/eval_report.hpp"
 
 #include <algorithm>
@@ -88,8 +89,8 @@ std::string eval_markdown(const EvalReport& r) {
   char line[512];
   std::snprintf(line, sizeof line,
                 "# kgym eval: %s%s (version %lld) on %s\n\n%d tasks x %d samples x %d turns; speedups %s.\n\n",
-                r.policy().c_str(), r.model().empty() ? "" : (" " + r.model()).c_str(),
-                static_cast<long long>(r.policy_version()), r.device().c_str(), r.tasks(), r.samples(), r.turns(),
+                lower_name(r.policy()).c_str(), r.model().empty() ? "" : (" " + r.model()).c_str(),
+                static_cast<long long>(r.policy_version()), lower_name(r.device()).c_str(), r.tasks(), r.samples(), r.turns(),
                 r.speedup_evidence().c_str());
   md += line;
   md += "| turn | Fast@1 | Fast@1.2 | correct | hacked | lazy |\n|---|---|---|---|---|---|\n";

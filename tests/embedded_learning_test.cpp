@@ -300,12 +300,31 @@ TEST(TrainConfig, FileOverlaysDefaultsAndUnknownKeysAreErrors) {
   EXPECT_EQ(c.reward().coverage_weight(), 0.0);
   EXPECT_EQ(c.reward().speedup_cap(), 3.0);  // kept from the defaults
   EXPECT_EQ(c.group_size(), 16);
-  EXPECT_EQ(c.advantage(), "grpo");
+  EXPECT_EQ(c.advantage(), GRPO);
   EXPECT_NO_THROW(validate(c));
   std::ofstream(dir / "bad.json") << R"({"iteratons": 3})";
   EXPECT_THROW(load_train_config((dir / "bad.json").string()), std::invalid_argument);
-  c.set_advantage("ppo");
-  EXPECT_THROW(validate(c), std::invalid_argument);
+  std::ofstream(dir / "ppo.json") << R"({"advantage": "ppo"})";  // a name the schema does not have
+  EXPECT_THROW(load_train_config((dir / "ppo.json").string()), std::invalid_argument);
+  c.set_advantage(ADVANTAGE_UNSPECIFIED);
+  try {
+    validate(c);
+    ADD_FAILURE() << "an unspecified advantage passed";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "config: advantage must be trloo or grpo");
+  }
+  // Config files written before these fields were enums name their values in lower case; the
+  // run's own config.json (written by kgym, upper case) reads back the same.
+  std::ofstream(dir / "old.json") << R"({"device": "cuda", "policy": "openai", "openai": {"api": "completions",
+    "weight_reload": "none"}})";
+  TrainConfig old = load_train_config((dir / "old.json").string());
+  EXPECT_EQ(old.device(), CUDA);
+  EXPECT_EQ(old.policy(), OPENAI);
+  EXPECT_EQ(old.openai().api(), COMPLETIONS);
+  EXPECT_EQ(old.openai().weight_reload(), NONE);
+  EXPECT_EQ(old.advantage(), TRLOO);  // the default's
+  std::ofstream(dir / "written.json") << to_json(old, true);
+  EXPECT_EQ(load_train_config((dir / "written.json").string()).SerializeAsString(), old.SerializeAsString());
   std::filesystem::remove_all(dir);
 }
 

@@ -259,7 +259,7 @@ TEST(OpenAIPolicy, EvalOnKernelBenchLevelsWritesTheReport) {
   EvalReport report;
   ASSERT_EQ(from_json(test::read_text(out + "/eval.json"), &report), "");
   EXPECT_EQ(report.tasks(), 2);
-  EXPECT_EQ(report.policy(), "openai");
+  EXPECT_EQ(report.policy(), OPENAI);
   EXPECT_EQ(report.model(), "scripted");
   ASSERT_EQ(report.per_turn_size(), 2);
   EXPECT_DOUBLE_EQ(report.per_turn(0).fast1(), 0.0);    // wrong, hacked

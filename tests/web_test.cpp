@@ -55,7 +55,7 @@ EpisodeSummary running(const std::string& id, const std::string& task) {
   s.set_task_id(task);
   s.set_turn(1);
   s.set_turns(3);
-  s.set_stage("execute");
+  s.set_stage(EXECUTE);
   s.set_last_verdict(INCORRECT);
   s.set_elapsed_s(12.5);
   return summarize(s);
@@ -77,7 +77,7 @@ class RunDirectory : public ::testing::Test {
     fs::remove_all(dir_);
     TrainConfig config;
     config.set_iterations(3);
-    config.set_device("cpu");
+    config.set_device(CPU);
     run_dir::create(dir_, config);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -109,7 +109,7 @@ TEST(EpisodeQuery, SummarizesAFinishedEpisodeByItsLastTurnAndBestSpeedup) {
   EXPECT_EQ(none.best_speedup(), 0.0);
   auto r = running("r1", "t");
   EXPECT_EQ(r.state(), EPISODE_RUNNING);
-  EXPECT_EQ(r.stage(), "execute");
+  EXPECT_EQ(r.stage(), EXECUTE);
   EXPECT_EQ(r.turns(), 3);
   EXPECT_DOUBLE_EQ(r.elapsed_s(), 12.5);
 }
@@ -225,7 +225,7 @@ TEST_F(RunDirectory, TheServerAnswersItsApiOverLoopbackWithTheRunAsStored) {
   *view.add_running() = EpisodeStatus();
   view.mutable_running(0)->set_episode_id("it2/a/0");
   view.mutable_running(0)->set_task_id("a");
-  view.mutable_running(0)->set_stage("inference");
+  view.mutable_running(0)->set_stage(INFERENCE);
   view.set_policy_version(2);
   std::atomic<bool> live{true};
   web_server server(dir_, web_options{}, [&]() -> std::optional<MonitorView> {

@@ -110,7 +110,7 @@ function episodeRow(s) {
   const age = running ? num((s.elapsed_s || 0) + Math.max(0, Date.now() / 1000 - (s.updated_unix_s || Date.now() / 1000)), 0) + " s"
                       : num(s.wall_s, 1) + " s";
   [s.episode_id, s.task_id, int(s.iteration) + 1, running ? "running" : "finished",
-   (s.turn || 0) + "/" + (s.turns || 0), running ? s.stage || "" : "done"].forEach((v) => row.append(el("td", v)));
+   (s.turn || 0) + "/" + (s.turns || 0), running ? (s.stage || "").toLowerCase() : "done"].forEach((v) => row.append(el("td", v)));
   row.append(el("td", verdict, "verdict-" + verdict));
   row.append(el("td", num(s.last_reward, 3), "num"));
   row.append(el("td", s.best_speedup ? num(s.best_speedup, 3) + "x" : "-", "num"));

@@ -1,0 +1,49 @@
+// The schema's enums as people write them: on command lines and in config files a value is
+// its name in lower case ("cuda" for CUDA), and errors list the names a field accepts.
+#pragma once
+
+#include <google/protobuf/generated_enum_reflection.h>
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+#include <string>
+
+namespace kgym {
+
+// `value`'s name in lower case ("cuda").
+template <class E>
+std::string lower_name(E value) {
+  const auto* v = google::protobuf::GetEnumDescriptor<E>()->FindValueByNumber(static_cast<int>(value));
+  std::string name = v ? v->name() : std::to_string(static_cast<int>(value));
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  return name;
+}
+
+// The value `text` names in any case; none for an unknown name or the unspecified value (0).
+template <class E>
+std::optional<E> enum_named(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::toupper(c); });
+  const auto* v = google::protobuf::GetEnumDescriptor<E>()->FindValueByName(text);
+  if (!v || v->number() == 0)
+    return std::nullopt;
+  return static_cast<E>(v->number());
+}
+
+// The names a field of type E accepts, for an error: "cpu or cuda", "trloo, grpo or ...".
+template <class E>
+std::string enum_choices() {
+  const auto* d = google::protobuf::GetEnumDescriptor<E>();
+  std::string out;
+  int listed = 0;
+  for (int i = 0; i < d->value_count(); ++i) {
+    if (d->value(i)->number() == 0)
+      continue;
+    const bool last = i == d->value_count() - 1;
+    out += (listed == 0 ? "" : last ? " or " : ", ") + lower_name(static_cast<E>(d->value(i)->number()));
+    ++listed;
+  }
+  return out;
+}
+
+}  // namespace kgym
