@@ -2,36 +2,6 @@
 
 namespace kgym::cli {
 
-args::args(const std::vector<std::string>& argv, const std::set<std::string>& with_value,
-           const std::set<std::string>& flags) {
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    if (a.rfind("--", 0) != 0) {
-      positional_.push_back(a);
-      continue;
-    }
-    std::string name = a.substr(2), value;
-    bool inline_value = false;
-    if (auto eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      inline_value = true;
-    }
-    if (flags.count(name) && !inline_value) {
-      flags_.insert(name);
-    } else if (with_value.count(name)) {
-      if (!inline_value) {
-        if (i + 1 >= argv.size())
-          throw std::invalid_argument("--" + name + " needs a value");
-        value = argv[++i];
-      }
-      values_[name].push_back(value);
-    } else {
-      throw std::invalid_argument("unknown option --" + name + " (see --help)");
-    }
-  }
-}
-
 std::string args::get(const std::string& name, const std::string& fallback) const {
   auto it = values_.find(name);
   return it == values_.end() ? fallback : it->second.back();
@@ -57,16 +27,22 @@ double args::number(const std::string& name, double fallback) const {
   }
 }
 
+std::optional<uint64_t> whole_number(const std::string& text) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  try {
+    return std::stoull(text);
+  } catch (const std::exception&) {  // out of range
+    return std::nullopt;
+  }
+}
+
 uint64_t args::whole(const std::string& name, uint64_t fallback) const {
   auto text = get(name);
   if (text.empty())
     return fallback;
-  const bool digits = text.find_first_not_of("0123456789") == std::string::npos;
-  try {
-    if (digits)
-      return std::stoull(text);
-  } catch (const std::exception&) {  // out of range
-  }
+  if (auto value = whole_number(text))
+    return *value;
   throw std::invalid_argument("--" + name + " expects a whole number from 0 to 18446744073709551615, got '" + text +
                               "'");
 }

@@ -1,8 +1,10 @@
-// A small command-line parser: `--name value`, `--name=value`, repeated options, flags.
+// A parsed command line (command_line makes it): each option's values, the flags given, the
+// positional values.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -12,11 +14,15 @@
 
 namespace kgym::cli {
 
+// `text` as a whole number from 0 to 2^64-1, exactly: digits only (no sign, no fraction, no
+// base prefix), in range; none otherwise.
+std::optional<uint64_t> whole_number(const std::string& text);
+
 class args {
  public:
-  // `with_value`: options that take a value; `flags`: options that do not.
-  args(const std::vector<std::string>& argv, const std::set<std::string>& with_value,
-       const std::set<std::string>& flags);
+  args(std::map<std::string, std::vector<std::string>> values, std::set<std::string> flags,
+       std::vector<std::string> positional)
+      : values_(std::move(values)), flags_(std::move(flags)), positional_(std::move(positional)) {}
   bool has(const std::string& name) const { return flags_.count(name) || values_.count(name); }
   std::string get(const std::string& name, const std::string& fallback = "") const;
   std::vector<std::string> all(const std::string& name) const;

@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "actors/gpu_executor.hpp"
-#include "cli/args.hpp"
+#include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "cli/sandbox_options.hpp"
 #include "gpu/executor/eval_defaults.hpp"
@@ -20,41 +20,45 @@ namespace kgym::cli {
 
 namespace {
 
-const char* check_help = R"(usage: kgym check --task PATH [--task PATH ...] --candidate FILE [--candidate FILE ...] [options]
-
-Evaluates each candidate (a Python file defining class ModelNew) against each task (a
-KernelBench file, or a directory with task.py) in a fresh sandboxed process, in order,
-through one executor, and prints one summary line per candidate.
-
-options:
-  --task PATH            task file or directory (required; try tasks/gelu_scale_residual);
-                         repeat for several tasks
-  --candidate FILE       candidate file; repeat for several; 'all' = every file in the task's
-                         candidates/; a bare NAME = the task's candidates/NAME.py
-  --device cpu|cuda      where to run (default: cpu). cpu uses Triton's interpreter.
-  --json                 print one ExecResult per line (proto3 JSON mapping) instead
-  --trials N             correctness trials with fresh inputs (default 5)
-  --precision P          fp32 (default), fp16 or bf16: floating-point inputs and both models
-                         are cast to it, as KernelBench's --precision
-  --tolerances SET       default atol/rtol: kernelbench (its current harness: fp32 1e-4,
-                         fp16/bf16 1e-2; the default) or dr_kernel (1e-2 for every precision)
-  --atol X --rtol X      tolerances (default: from --tolerances and --precision)
-  --timing-reps N        timed calls per side at most (default 1000 cuda, 5 cpu); timing
-                         also stops once each side has 1 s (cuda) or 0.5 s (cpu) timed
-  --timeout S            time limit for each phase, seconds (default 60 load, 180/300 others),
-                         and 2*S for the whole evaluation (default 300 cuda, 600 cpu)
-  --memory-mb N          host memory limit of the sandbox (default 4096 cpu, 16384 cuda)
-  --disk-mb N            the candidate's private /tmp, /var/tmp and /dev/shm together, a
-                         tmpfs as root (default 2048; its pages count against --memory-mb)
-  --gpu-sizes            on cpu, run the task at its full (GPU) sizes, ignoring task.json
-  --option NAME=VALUE    any other EvalOptions field (messages/kgym.proto), e.g. min_timed_s=0.25,
-                         batch_memory_mb=16384 (repeatable; VALUE as JSON, else as text)
-  --no-hacking-check     record hacking evidence but do not let it change the verdict
-                         (an ablation, and how bench/ times the reference against itself)
-  --no-cupti             on cuda, do not inject the CUPTI profiler (no coverage, no trace)
-  --python PATH          the Python with torch and triton (default: python3, or $KGYM_PYTHON)
-  --verbose              log the executor's progress to stderr
-)";
+command_line check_command_line() {
+  command_line c("check", "--task PATH [--task PATH ...] --candidate FILE [--candidate FILE ...] [options]",
+                 "Evaluates each candidate (a Python file defining class ModelNew) against each task (a\n"
+                 "KernelBench file, or a directory with task.py) in a fresh sandboxed process, in order,\n"
+                 "through one executor, and prints one summary line per candidate.\n");
+  c.repeated("task", "PATH", "task file or directory (required; try tasks/gelu_scale_residual)")
+      .repeated("candidate", "FILE",
+                "candidate file; 'all' = every file in the task's candidates/;\n"
+                "a bare NAME = the task's candidates/NAME.py")
+      .choice<Device>("device", "where to run (default: cpu). cpu uses Triton's interpreter.")
+      .env("KGYM_DEVICE")
+      .flag("json", "print one ExecResult per line (proto3 JSON mapping) instead")
+      .whole("trials", "N", "correctness trials with fresh inputs (default 5)")
+      .choice<Precision>("precision", "fp32 (default), fp16 or bf16: floating-point inputs and both models\n"
+                                      "are cast to it, as KernelBench's --precision")
+      .one_of("tolerances", {"kernelbench", "dr_kernel"},
+              "default atol/rtol: kernelbench (its current harness: fp32 1e-4,\n"
+              "fp16/bf16 1e-2; the default) or dr_kernel (1e-2 for every precision)")
+      .number("atol", "X", "absolute tolerance (default: from --tolerances and --precision)")
+      .number("rtol", "X", "relative tolerance (default: from --tolerances and --precision)")
+      .whole("timing-reps", "N", "timed calls per side at most (default 1000 cuda, 5 cpu); timing\n"
+                                 "also stops once each side has 1 s (cuda) or 0.5 s (cpu) timed")
+      .number("timeout", "S", "time limit for each phase, seconds (default 60 load, 180/300 others),\n"
+                              "and 2*S for the whole evaluation (default 300 cuda, 600 cpu)")
+      .whole("memory-mb", "N", "host memory limit of the sandbox (default 4096 cpu, 16384 cuda)")
+      .whole("disk-mb", "N", "the candidate's private /tmp, /var/tmp and /dev/shm together, a\n"
+                             "tmpfs as root (default 2048; its pages count against --memory-mb)")
+      .flag("gpu-sizes", "on cpu, run the task at its full (GPU) sizes, ignoring task.json")
+      .repeated("option", "NAME=VALUE",
+                "any other EvalOptions field (messages/kgym.proto), e.g. min_timed_s=0.25,\n"
+                "batch_memory_mb=16384 (VALUE as JSON, else as text)")
+      .flag("no-hacking-check", "record hacking evidence but do not let it change the verdict\n"
+                                "(an ablation, and how bench/ times the reference against itself)")
+      .flag("no-cupti", "on cuda, do not inject the CUPTI profiler (no coverage, no trace)")
+      .text("python", "PATH", "the Python with torch and triton (default: python3, or $KGYM_PYTHON)")
+      .flag("verbose", "log the executor's progress to stderr")
+      .config_file();
+  return c;
+}
 
 // 'all', a bare name of a shipped candidate, or a path.
 std::vector<std::string> resolve_candidates(const std::string& task_path, const std::vector<std::string>& given) {
@@ -76,13 +80,10 @@ std::vector<std::string> resolve_candidates(const std::string& task_path, const 
 }  // namespace
 
 int run_check(const std::vector<std::string>& argv) {
-  args a(argv, {"task", "candidate", "device", "trials", "atol", "rtol", "timing-reps", "timeout", "memory-mb",
-                "disk-mb", "python", "precision", "tolerances", "option"},
-         {"json", "gpu-sizes", "verbose", "help", "no-hacking-check", "no-cupti"});
-  if (a.has("help")) {
-    std::cout << check_help;
-    return 0;
-  }
+  auto parsed = check_command_line().parse(argv);
+  if (!parsed)
+    return 0;  // --help
+  const args& a = *parsed;
   if (!a.has("task") || !a.has("candidate"))
     throw std::invalid_argument("kgym check needs --task and --candidate (see kgym check --help)");
   spdlog::set_level(a.has("verbose") ? spdlog::level::info : spdlog::level::warn);
@@ -92,31 +93,29 @@ int run_check(const std::vector<std::string>& argv) {
     for (const auto& file : resolve_candidates(task_path, a.all("candidate")))
       work.emplace_back(task, file);
   }
-  std::string device = a.get("device", "cpu");
-  if (device != "cpu" && device != "cuda")
-    throw std::invalid_argument("--device must be cpu or cuda, got '" + device + "'");
+  const Device device = a.has("device") ? choice<Device>(a, "device") : CPU;
 
   EvalOptions options;
-  options.set_correctness_trials(static_cast<int>(a.number("trials", 0)));
+  options.set_correctness_trials(static_cast<int>(a.whole("trials", 0)));
   options.set_atol(a.number("atol", 0));
   options.set_rtol(a.number("rtol", 0));
-  options.set_precision(precision_named(a.get("precision", "fp32")));
+  options.set_precision(a.has("precision") ? choice<Precision>(a, "precision") : FP32);
   options.set_tolerances(tolerance_set_named(a.get("tolerances", "kernelbench")));
-  options.set_timing_reps(static_cast<int>(a.number("timing-reps", 0)));
+  options.set_timing_reps(static_cast<int>(a.whole("timing-reps", 0)));
   double timeout = a.number("timeout", 0);
   options.set_load_timeout_s(timeout);
   options.set_correctness_timeout_s(timeout);
   options.set_timing_timeout_s(timeout);
   options.set_total_timeout_s(2 * timeout);  // all phases together: twice one phase's limit
-  options.set_memory_limit_mb(static_cast<int64_t>(a.number("memory-mb", 0)));
-  options.set_disk_limit_mb(static_cast<int64_t>(a.number("disk-mb", 0)));
+  options.set_memory_limit_mb(static_cast<int64_t>(a.whole("memory-mb", 0)));
+  options.set_disk_limit_mb(static_cast<int64_t>(a.whole("disk-mb", 0)));
   options.set_apply_cpu_sizes(!a.has("gpu-sizes"));
   options.set_no_hacking_check(a.has("no-hacking-check"));
   for (const auto& setting : a.all("option"))
     if (std::string error = set_field(setting, &options); !error.empty())
       throw std::invalid_argument("--option " + setting + ": " + error + " (the fields are EvalOptions' in messages/kgym.proto)");
 
-  executor_options exec = sandbox_options(a, device == "cuda" ? CUDA : CPU);
+  executor_options exec = sandbox_options(a, device);
 
   caf::actor_system_config cfg;
   configure_actor_system(cfg);

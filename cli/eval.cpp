@@ -11,7 +11,7 @@
 #include <iostream>
 
 #include "actors/inference.hpp"
-#include "cli/args.hpp"
+#include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_setup.hpp"
 #include "cli/sandbox_options.hpp"
@@ -33,31 +33,21 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* eval_help = R"(usage: kgym eval [--policy embedded|openai] [--turns N] [--samples K] [--out DIR] [options]
-
-Evaluates a policy: K episodes of N turns on every task (each turn sees the earlier turns'
-feedback: sequential test-time scaling), nothing trained. Prints Fast@1 and Fast@1.2 per
-turn, for the last turn and best of history, with hacked and lazy shares; writes
-OUT/eval.md, OUT/eval.json (kgym.EvalReport), OUT/eval.png and OUT/episodes.pb.
-
-options:
-  --out DIR              where the evaluation goes (default evals/<date-time>)
-  --turns N              turns per task (default 4)
-  --samples K            episodes per task (default 1)
-  --checkpoint RUN_DIR   embedded policy: the latest checkpoint of a kgym train run
-                         (default: the untrained policy)
-  --tasks-dir DIR        task suite (default: the built-in tasks/)
-  --kernelbench PATH     a KernelBench checkout (its KernelBench/levelN directories)
-  --level N              KernelBench level to use (repeatable; default 1)
-  --task ID              only this task (repeatable)
-  --device cpu|cuda      where candidates run (cpu: Triton's interpreter, modeled speedups)
-  --config FILE          a JSON object over kgym train's defaults (its "openai" settings, eval options)
-  --executors N          sandbox executors
-  --seed N               sampling seed
-  --python PATH          the Python with torch and triton
-  --no-cupti             on cuda, do not inject the CUPTI profiler
-  --quiet                no progress lines
-)";
+command_line eval_command_line() {
+  command_line c("eval", "[--policy embedded|openai] [--turns N] [--samples K] [--out DIR] [options]",
+                 "Evaluates a policy: K episodes of N turns on every task (each turn sees the earlier turns'\n"
+                 "feedback: sequential test-time scaling), nothing trained. Prints Fast@1 and Fast@1.2 per\n"
+                 "turn, for the last turn and best of history, with hacked and lazy shares; writes\n"
+                 "OUT/eval.md, OUT/eval.json (kgym.EvalReport), OUT/eval.png and OUT/episodes.pb.\n");
+  c.text("out", "DIR", "where the evaluation goes (default evals/<date-time>)")
+      .whole("samples", "K", "episodes per task (default 1); --turns N: turns per task (default 4)")
+      .text("checkpoint", "RUN_DIR", "embedded policy: the latest checkpoint of a kgym train run\n"
+                                     "(default: the untrained policy)")
+      .text("kernelbench", "PATH", "a KernelBench checkout (its KernelBench/levelN directories)")
+      .repeated("level", "N", "KernelBench level to use (default 1)");
+  declare_config_options(c);
+  return c;
+}
 
 std::vector<std::string> kernelbench_levels(const std::string& root, const std::vector<std::string>& levels) {
   std::vector<std::string> dirs;
@@ -110,14 +100,13 @@ void write_outputs(const std::string& out, const EvalReport& report) {
 }  // namespace
 
 int run_eval(const std::vector<std::string>& argv) {
-  args a = parse_run_args(argv, {"out", "samples", "checkpoint", "kernelbench", "level"}, {"help"});
-  if (a.has("help")) {
-    std::cout << eval_help << policy_flags_help;
-    return 0;
-  }
+  auto parsed = eval_command_line().parse(argv);
+  if (!parsed)
+    return 0;  // --help
+  const args& a = *parsed;
   TrainConfig config = config_from_args(a);
   config.set_iterations(1);
-  config.set_group_size(static_cast<int>(a.number("samples", 1)));
+  config.set_group_size(static_cast<int>(a.whole("samples", 1)));
   config.set_turns(a.has("turns") ? config.turns() : 4);
   validate(config);
   if (config.policy() == OPENAI)

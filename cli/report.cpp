@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "cli/args.hpp"
+#include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "report/metric_panels.hpp"
 #include "pipeline/run_dir.hpp"
@@ -12,22 +12,24 @@ namespace kgym::cli {
 
 namespace {
 
-const char* report_help = R"(usage: kgym report DIR [--png FILE]
-
-Prints the per-iteration metrics of the run in DIR (its metrics.jsonl) as a table and
-writes its curves to DIR/curves.png (or FILE): mean reward; Fast@1 and Fast@1.2 of the
-last turn and best of history; hacked, cheating and lazy shares; coverage and correctness;
-MRS/PRS rejection rates; throughput.
-)";
+command_line report_command_line() {
+  command_line c("report", "DIR [--png FILE]",
+                 "Prints the per-iteration metrics of the run in DIR (its metrics.jsonl) as a table and\n"
+                 "writes its curves to DIR/curves.png (or FILE): mean reward; Fast@1 and Fast@1.2 of the\n"
+                 "last turn and best of history; hacked, cheating and lazy shares; coverage and correctness;\n"
+                 "MRS/PRS rejection rates; throughput.\n");
+  c.positional("DIR", "the run directory (kgym train --run-dir)", true)
+      .text("png", "FILE", "where to draw the curves (default DIR/curves.png)");
+  return c;
+}
 
 }  // namespace
 
 int run_report(const std::vector<std::string>& argv) {
-  args a(argv, {"png"}, {"help"});
-  if (a.has("help") || a.positional().size() != 1) {
-    std::cout << report_help;
-    return a.has("help") ? 0 : 2;
-  }
+  auto parsed = report_command_line().parse(argv);
+  if (!parsed)
+    return 0;  // --help
+  const args& a = *parsed;
   std::string dir = a.positional().front();
   auto lines = run_dir::read_metrics(dir);
   if (lines.empty())

@@ -19,31 +19,40 @@
 
 namespace kgym::cli {
 
-const char* const policy_flags_help = R"(  --policy embedded|openai
-                         openai: an LLM behind an OpenAI-compatible server (vLLM, SGLang, llama.cpp,
-                         deploy/trainer/serve_model.py); the config's "openai" object has every setting
-  --openai-url URL       the server's base URL (default http://127.0.0.1:8000/v1); the API key, if any,
-                         comes from $OPENAI_API_KEY (openai.api_key_env names another variable)
-  --model NAME           the served model's name
-  --api chat|completions which endpoint to use (default chat)
-  --temperature X        sampling temperature (default 1.0)
-  --max-tokens N         longest answer (default 4096)
-)";
-
-namespace {
-const std::set<std::string> config_value_flags = {
-    "config", "iterations", "device", "tasks-dir", "task", "group-size", "turns", "seed", "executors", "advantage",
-    "learning-rate", "python", "policy", "openai-url", "model", "api", "temperature", "max-tokens", "trainer"};
-const std::set<std::string> config_switch_flags = {"no-hacking-check", "no-pr", "no-prs", "no-mrs",
-                                                   "no-eval-cache", "no-cupti", "quiet"};
-}  // namespace
-
-args parse_run_args(const std::vector<std::string>& argv, const std::set<std::string>& own_values,
-                    const std::set<std::string>& own_switches) {
-  std::set<std::string> values = config_value_flags, switches = config_switch_flags;
-  values.insert(own_values.begin(), own_values.end());
-  switches.insert(own_switches.begin(), own_switches.end());
-  return args(argv, values, switches);
+void declare_config_options(command_line& c) {
+  c.text("config", "FILE", "a JSON object over the defaults (kgym train --print-config shows them)")
+      .whole("iterations", "N", "training iterations (default 20)")
+      .choice<Device>("device", "where candidates run (default cpu: Triton's interpreter; rewards then\n"
+                                "use the sandbox's modeled GPU speedup, see README)")
+      .env("KGYM_DEVICE")
+      .text("tasks-dir", "DIR", "task suite (default: the built-in tasks/)")
+      .repeated("task", "ID", "use only this task")
+      .whole("group-size", "G", "episodes per task and iteration (TRLOO's group; default 16)")
+      .whole("turns", "T", "turns per episode (default 3)")
+      .whole("seed", "N", "run seed (sampling, PRS draws; default 1)")
+      .whole("executors", "N", "sandbox executors (default 2 on cpu, 1 on cuda)")
+      .choice<Advantage>("advantage", "advantage estimator (default trloo)")
+      .number("learning-rate", "X", "embedded trainer's step size (default 2.0)")
+      .flag("no-hacking-check", "ablation: hacking evidence no longer changes the verdict")
+      .flag("no-pr", "ablation: no profiling-based (coverage) reward")
+      .flag("no-prs", "ablation: no profiling-based rejection sampling")
+      .flag("no-mrs", "ablation: no mismatch rejection sampling")
+      .flag("no-eval-cache", "evaluate every answer, even a program already evaluated on the task")
+      .text("trainer", "ENDPOINT", "the external trainer (ZeroMQ, e.g. tcp://127.0.0.1:5600;\n"
+                                   "deploy/trainer/reference_trainer.py); without it an openai run only evaluates")
+      .text("python", "PATH", "the Python with torch and triton (default: python3, or $KGYM_PYTHON)")
+      .flag("no-cupti", "on cuda, do not inject the CUPTI profiler")
+      .flag("quiet", "no progress lines (the log file still gets them)")
+      .section("policy:")
+      .choice<PolicyKind>("policy", "openai: an LLM behind an OpenAI-compatible server (vLLM, SGLang, llama.cpp,\n"
+                                    "deploy/trainer/serve_model.py); the config's \"openai\" object has every\n"
+                                    "setting (default embedded)")
+      .text("openai-url", "URL", "the server's base URL (default http://127.0.0.1:8000/v1); the API key, if any,\n"
+                                 "comes from $OPENAI_API_KEY (openai.api_key_env names another variable)")
+      .text("model", "NAME", "the served model's name")
+      .choice<OpenAIApi>("api", "which endpoint to use (default chat)")
+      .number("temperature", "X", "sampling temperature (default 1.0)")
+      .whole("max-tokens", "N", "longest answer (default 4096)");
 }
 
 std::string timestamped_dir(const std::string& parent) {
@@ -100,7 +109,7 @@ TrainConfig config_from_args(const args& a) {
   if (a.has("temperature"))
     c.mutable_openai()->set_temperature(a.number("temperature", 1.0));
   if (a.has("max-tokens"))
-    c.mutable_openai()->set_max_tokens(static_cast<int>(a.number("max-tokens", 0)));
+    c.mutable_openai()->set_max_tokens(static_cast<int>(a.whole("max-tokens", 0)));
   if (a.has("trainer"))
     c.mutable_trainer()->set_endpoint(a.get("trainer"));
   if (c.tasks_dir().empty())

@@ -14,19 +14,16 @@
 #include "actors/learner.hpp"
 #include "actors/run_controller.hpp"
 #include "actors/scheduler.hpp"
-#include "cli/args.hpp"
+#include "cli/command_line.hpp"
 #include "gpu/executor/sandbox_evaluator.hpp"
 #include "pipeline/embedded_programs.hpp"
 
 namespace kgym::cli {
 
-// The flags that set a TrainConfig (help text: policy_flags_help), over --config FILE.
+// The options that set a TrainConfig (--config FILE, then the flags over it), declared on a
+// run command's command line after its own.
+void declare_config_options(command_line& c);
 TrainConfig config_from_args(const args& a);
-extern const char* const policy_flags_help;
-
-// A run command's parser: the TrainConfig flags plus the command's own.
-args parse_run_args(const std::vector<std::string>& argv, const std::set<std::string>& own_values,
-                    const std::set<std::string>& own_switches);
 
 // PARENT/<date>-<time>: where a run or an evaluation goes unless told.
 std::string timestamped_dir(const std::string& parent);

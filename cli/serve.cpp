@@ -27,7 +27,7 @@
 #include "actors/worker_gate.hpp"
 #include "cli/loopback_credentials.hpp"
 #include "cli/tls_guard.hpp"
-#include "cli/args.hpp"
+#include "cli/command_line.hpp"
 #include "cli/cluster.hpp"
 #include "cli/commands.hpp"
 #include "cli/stop_signal.hpp"
@@ -48,77 +48,82 @@ namespace kgym::cli {
 
 namespace {
 
-const char* serve_help = R"(usage: kgym serve [--api ENDPOINT] [--listen HOST:PORT] [--device cpu|cuda] [--executors N] [options]
-
-Serves evaluations to RL frameworks (verl/OpenRLHF-style trainers using kgym as their reward
-environment). A ZeroMQ ROUTER socket takes EvalRequest frames (messages/kgym.proto: protobuf
-bytes, or its JSON mapping when the frame starts with '{') and answers each with one
-EvalResult in the same encoding. A request names a task of the server's suite (task_id) or
-carries one (task), plus the candidate's source. Refusals (bad frame, too large, unknown
-task, missing fields, wrong secret) are EvalResults with `error` set; the server keeps
-serving. A retried request_id gets the first answer (duplicate: true), never a second run.
-Python client: deploy/client/kgym_client.py. SIGTERM/SIGINT: finish what is in flight, exit.
-
-The control plane (the scheduler) also takes executors from other nodes: with --listen,
-`kgym worker --join HOST:PORT` adds a node's GPUs or CPU slots at any time; the scheduler
-monitors them (heartbeats: a node silent for 5 s is dropped) and places again whatever a lost
-one had in flight, so every request still gets exactly one answer.
-
-options:
-  --api ENDPOINT         ZeroMQ endpoint (default tcp://127.0.0.1:5555; tcp://127.0.0.1:* picks a port)
-  --endpoint-file FILE   write the bound API endpoint there (useful with a picked port)
-  --http HOST:PORT       also serve HTTP/JSON there (port 0 picks one): POST /v1/evaluations with an
-                         EvalRequest or {"requests": [...]} answers 202 with the accepted ids;
-                         GET /v1/evaluations/<id>[?wait=S] answers 200 with the EvalResult, or 202
-                         while pending (wait: long-poll up to S seconds); DELETE /v1/evaluations/<id>
-                         withdraws one: queued work is dropped, running work stopped, its answer
-                         is CANCELLED; secret: Authorization: Bearer.
-                         Also GET /v1/status (queue, executors, counts: ServeStatus), GET /metrics
-                         (Prometheus text: evaluations by verdict, queue depth, evaluation seconds)
-                         and GET /v1/health (no secret needed)
-  --http-file FILE       write the HTTP port there
-  --web [HOST:]PORT      a page for people: the queue, the executors and the latest answers,
-                         read-only (port 0 picks one); beyond loopback it needs $KGYM_WEB_SECRET
-                         (or --web-secret-env NAME), as kgym web does
-  --web-file FILE        write the page's port there
-  --listen HOST:PORT     accept workers there (CAF middleman; port 0 picks one)
-  --listen-file FILE     write the workers' port there
-  --max-executors-per-worker N
-                         executors one worker node may join (default 64); joins beyond are refused
-  --cluster-certs DIR    this node's cluster credentials (ca.pem, node.pem, node.key; default
-                         $KGYM_CLUSTER_CERTS): workers then connect over TLS and must show a
-                         certificate of the same CA. Required for --listen beyond loopback; make
-                         them with deploy/cluster_certs.sh (README: "A cluster"). On loopback
-                         without them, kgym makes a CA of this user's own (in
-                         $XDG_RUNTIME_DIR/kgym-cluster, else $TMPDIR/kgym-cluster-UID, mode 0700):
-                         TLS all the same, and only this user's workers can join
-  --plain-loopback       on loopback, the plain middleman instead (any local process can join:
-                         only for measuring what TLS costs, bench/dispatch_bench.py --tls)
-  --secret-env NAME      require EvalRequest.secret to equal $NAME (default KGYM_API_SECRET if set);
-                         binding beyond loopback without a secret is refused
-  --device cpu|cuda      where candidates run (default cpu)
-  --executors N          executors in this process (default 2 on cpu, 1 on cuda; 0: workers only)
-  --tasks-dir DIR        the suite that task_id refers to (default: the built-in tasks)
-  --max-request-bytes N  larger requests are refused (default 4194304)
-  --eval-cache           answer an identical (task, program) from the first evaluation
-  --state-dir DIR        journal accepted requests and their answers in DIR/journal.sqlite: a
-                         restart with the same DIR evaluates the unfinished ones again (no client
-                         re-send; a ZeroMQ client gets its answer when it reconnects under the same
-                         routing id, as kgym_client.py does) and answers finished ones from it
-                         (duplicate: true)
-  --journal-keep S       answers older than S seconds are forgotten, in memory and in the journal
-                         (default 86400); a later GET or re-send of their id finds nothing
-  --journal-batch-ms MS  accepted ZeroMQ requests are committed in batches at most MS old (default
-                         20; 0: every turn of the serve loop). A SIGKILL may lose the last MS of
-                         them (their clients wait and re-send); answers are always committed
-                         before a client gets them, HTTP submissions before their 202
-  --max-answers N        at most N answers are kept in memory, the oldest forgotten first (default 1000000)
-  --drain-timeout S      on SIGTERM, how long evaluations in flight may still finish (default 120);
-                         then each one's client gets an error saying to send it again
-  --gpu-sizes            on cpu, run tasks at their full (GPU) sizes, not their task.json cpu_sizes
-  --python PATH          the Python with torch and triton (default: python3, or $KGYM_PYTHON)
-  --no-cupti             on cuda, do not inject the CUPTI profiler
-)";
+command_line serve_command_line() {
+  command_line c("serve", "[--api ENDPOINT] [--listen HOST:PORT] [--device cpu|cuda] [--executors N] [options]",
+                 "Serves evaluations to RL frameworks (verl/OpenRLHF-style trainers using kgym as their reward\n"
+                 "environment). A ZeroMQ ROUTER socket takes EvalRequest frames (messages/kgym.proto: protobuf\n"
+                 "bytes, or its JSON mapping when the frame starts with '{') and answers each with one\n"
+                 "EvalResult in the same encoding. A request names a task of the server's suite (task_id) or\n"
+                 "carries one (task), plus the candidate's source. Refusals (bad frame, too large, unknown\n"
+                 "task, missing fields, wrong secret) are EvalResults with `error` set; the server keeps\n"
+                 "serving. A retried request_id gets the first answer (duplicate: true), never a second run.\n"
+                 "Python client: deploy/client/kgym_client.py. SIGTERM/SIGINT: finish what is in flight, exit.\n"
+                 "\n"
+                 "The control plane (the scheduler) also takes executors from other nodes: with --listen,\n"
+                 "`kgym worker --join HOST:PORT` adds a node's GPUs or CPU slots at any time; the scheduler\n"
+                 "monitors them (heartbeats: a node silent for 5 s is dropped) and places again whatever a lost\n"
+                 "one had in flight, so every request still gets exactly one answer.\n");
+  c.text("api", "ENDPOINT", "ZeroMQ endpoint (default tcp://127.0.0.1:5555; tcp://127.0.0.1:* picks a port)")
+      .text("endpoint-file", "FILE", "write the bound API endpoint there (useful with a picked port)")
+      .text("http", "HOST:PORT", "also serve HTTP/JSON there (port 0 picks one): POST /v1/evaluations with an\n"
+                                 "EvalRequest or {\"requests\": [...]} answers 202 with the accepted ids;\n"
+                                 "GET /v1/evaluations/<id>[?wait=S] answers 200 with the EvalResult, or 202\n"
+                                 "while pending (wait: long-poll up to S seconds); DELETE /v1/evaluations/<id>\n"
+                                 "withdraws one: queued work is dropped, running work stopped, its answer\n"
+                                 "is CANCELLED; secret: Authorization: Bearer.\n"
+                                 "Also GET /v1/status (queue, executors, counts: ServeStatus), GET /metrics\n"
+                                 "(Prometheus text: evaluations by verdict, queue depth, evaluation seconds)\n"
+                                 "and GET /v1/health (no secret needed)")
+      .text("http-file", "FILE", "write the HTTP port there")
+      .text("web", "[HOST:]PORT", "a page for people: the queue, the executors and the latest answers,\n"
+                                  "read-only (port 0 picks one); beyond loopback it needs $KGYM_WEB_SECRET\n"
+                                  "(or --web-secret-env NAME), as kgym web does")
+      .text("web-file", "FILE", "write the page's port there")
+      .text("web-secret-env", "NAME", "the page's secret's environment variable (default KGYM_WEB_SECRET)")
+      .section("cluster:")
+      .text("listen", "HOST:PORT", "accept workers there (CAF middleman; port 0 picks one)")
+      .text("listen-file", "FILE", "write the workers' port there")
+      .whole("max-executors-per-worker", "N", "executors one worker node may join (default 64); joins beyond are refused")
+      .text("cluster-certs", "DIR", "this node's cluster credentials (ca.pem, node.pem, node.key; default\n"
+                                    "$KGYM_CLUSTER_CERTS): workers then connect over TLS and must show a\n"
+                                    "certificate of the same CA. Required for --listen beyond loopback; make\n"
+                                    "them with deploy/cluster_certs.sh (README: \"A cluster\"). On loopback\n"
+                                    "without them, kgym makes a CA of this user's own (in\n"
+                                    "$XDG_RUNTIME_DIR/kgym-cluster, else $TMPDIR/kgym-cluster-UID, mode 0700):\n"
+                                    "TLS all the same, and only this user's workers can join")
+      .flag("plain-loopback", "on loopback, the plain middleman instead (any local process can join:\n"
+                              "only for measuring what TLS costs, bench/dispatch_bench.py --tls)")
+      .text("secret-env", "NAME", "require EvalRequest.secret to equal $NAME (default KGYM_API_SECRET if set);\n"
+                                  "binding beyond loopback without a secret is refused")
+      .section("evaluation:")
+      .choice<Device>("device", "where candidates run (default cpu)")
+      .env("KGYM_DEVICE")
+      .whole("executors", "N", "executors in this process (default 2 on cpu, 1 on cuda; 0: workers only)")
+      .text("tasks-dir", "DIR", "the suite that task_id refers to (default: the built-in tasks)")
+      .whole("max-request-bytes", "N", "larger requests are refused (default 4194304)")
+      .flag("eval-cache", "answer an identical (task, program) from the first evaluation")
+      .section("journal and memory:")
+      .text("state-dir", "DIR", "journal accepted requests and their answers in DIR/journal.sqlite: a\n"
+                                "restart with the same DIR evaluates the unfinished ones again (no client\n"
+                                "re-send; a ZeroMQ client gets its answer when it reconnects under the same\n"
+                                "routing id, as kgym_client.py does) and answers finished ones from it\n"
+                                "(duplicate: true)")
+      .whole("journal-keep", "S", "answers older than S seconds are forgotten, in memory and in the journal\n"
+                                  "(default 86400); a later GET or re-send of their id finds nothing")
+      .whole("journal-batch-ms", "MS", "accepted ZeroMQ requests are committed in batches at most MS old (default\n"
+                                       "20; 0: every turn of the serve loop). A SIGKILL may lose the last MS of\n"
+                                       "them (their clients wait and re-send); answers are always committed\n"
+                                       "before a client gets them, HTTP submissions before their 202")
+      .whole("max-answers", "N", "at most N answers are kept in memory, the oldest forgotten first (default 1000000)")
+      .number("drain-timeout", "S", "on SIGTERM, how long evaluations in flight may still finish (default 120);\n"
+                                    "then each one's client gets an error saying to send it again")
+      .section("sandbox:")
+      .flag("gpu-sizes", "on cpu, run tasks at their full (GPU) sizes, not their task.json cpu_sizes")
+      .text("python", "PATH", "the Python with torch and triton (default: python3, or $KGYM_PYTHON)")
+      .flag("no-cupti", "on cuda, do not inject the CUPTI profiler")
+      .config_file();
+  return c;
+}
 
 // Results come back on CAF threads; only the serving thread touches the socket. An eventfd
 // wakes that thread's poll as soon as a result is queued.
@@ -197,15 +202,10 @@ void bind_or_explain(zmq::socket_t& socket, const std::string& endpoint, const s
 }  // namespace
 
 int run_serve(const std::vector<std::string>& argv) {
-  args a(argv,
-         {"api", "endpoint-file", "listen", "listen-file", "http", "http-file", "secret-env", "device", "executors",
-          "tasks-dir", "max-request-bytes", "python", "cluster-certs", "drain-timeout", "state-dir", "journal-keep",
-          "journal-batch-ms", "max-answers", "max-executors-per-worker", "web", "web-file", "web-secret-env"},
-         {"help", "eval-cache", "no-cupti", "gpu-sizes", "plain-loopback"});
-  if (a.has("help")) {
-    std::cout << serve_help;
-    return 0;
-  }
+  auto parsed = serve_command_line().parse(argv);
+  if (!parsed)
+    return 0;  // --help
+  const args& a = *parsed;
   std::string endpoint = a.get("api", "tcp://127.0.0.1:5555");
   std::string secret_env = a.get("secret-env", "KGYM_API_SECRET");
   const char* secret_value = std::getenv(secret_env.c_str());
@@ -215,10 +215,8 @@ int run_serve(const std::vector<std::string>& argv) {
   if (!is_loopback_endpoint(endpoint) && secret.empty())
     throw std::invalid_argument("refusing to serve the API on " + endpoint + " without a secret: set " + secret_env +
                                 " (clients then send it in EvalRequest.secret), or use tcp://127.0.0.1");
-  std::string device = a.get("device", "cpu");
-  if (device != "cpu" && device != "cuda")
-    throw std::invalid_argument("--device must be cpu or cuda, got '" + device + "'");
-  size_t max_bytes = static_cast<size_t>(a.number("max-request-bytes", 4 << 20));
+  const Device device = a.has("device") ? choice<Device>(a, "device") : CPU;
+  size_t max_bytes = static_cast<size_t>(a.whole("max-request-bytes", 4 << 20));
   std::map<std::string, Task> suite;
   for (const auto& path : find_tasks(a.get("tasks-dir", builtin_tasks_dir()))) {
     Task task = load_task(path);
@@ -275,9 +273,9 @@ int run_serve(const std::vector<std::string>& argv) {
   caf::actor_system_config cfg;
   configure_cluster(cfg, credentials);
   caf::actor_system system{cfg};
-  executor_options exec = sandbox_options(a, device == "cuda" ? CUDA : CPU);
+  executor_options exec = sandbox_options(a, device);
   std::vector<gpu_executor_actor> executors;
-  int n_executors = static_cast<int>(a.number("executors", device == "cuda" ? 1 : 2));
+  int n_executors = static_cast<int>(a.whole("executors", device == CUDA ? 1 : 2));
   for (int i = 0; i < n_executors; ++i)
     executors.push_back(spawn_gpu_executor(system, exec));
   auto scheduler = spawn_scheduler(system, executors, scheduler_options{a.has("eval-cache"), {}});
@@ -301,7 +299,7 @@ int run_serve(const std::vector<std::string>& argv) {
                  credentials.enabled() ? " (TLS, certificates of the cluster's CA on both ends)" : "");
   }
 
-  spdlog::info("kgym serve: {} executors on {}, {} tasks, listening on {}{}", n_executors, device, suite.size(), bound,
+  spdlog::info("kgym serve: {} executors on {}, {} tasks, listening on {}{}", n_executors, lower_name(device), suite.size(), bound,
                secret.empty() ? "" : " (secret required)");
   stop_on_signals();
 
@@ -360,7 +358,7 @@ int run_serve(const std::vector<std::string>& argv) {
     exec_request.mutable_candidate()->set_source(request.candidate_source());
     exec_request.set_device(exec.launch.device);
     *exec_request.mutable_options() = request.options();
-    exec_request.mutable_options()->set_apply_cpu_sizes(device == "cpu" && !a.has("gpu-sizes"));
+    exec_request.mutable_options()->set_apply_cpu_sizes(device == CPU && !a.has("gpu-sizes"));
     system.spawn([=](caf::event_based_actor* self) {
       self->request(scheduler, caf::infinite, exec_request)
           .then([=](const ExecResult& result) { finished->push(exec_request.request_id(), result); },

@@ -11,7 +11,7 @@
 
 #include "messages/enum_names.hpp"
 #include "actors/monitor.hpp"
-#include "cli/args.hpp"
+#include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "pipeline/run_dir.hpp"
 #include "pipeline/actor_system_setup.hpp"
@@ -20,12 +20,17 @@ namespace kgym::cli {
 
 namespace {
 
-const char* top_help = R"(usage: kgym top DIR [--once] [--interval S] [--rows N]
-
-Shows the episodes of the run in DIR as they run: per episode its task, turn, stage, last
-verdict, program and reward; then the latest finished ones. Refreshes every S seconds
-(default 1) until the run ends or Ctrl-C; --once prints one view and exits.
-)";
+command_line top_command_line() {
+  command_line c("top", "DIR [--once] [--interval S] [--rows N]",
+                 "Shows the episodes of the run in DIR as they run: per episode its task, turn, stage, last\n"
+                 "verdict, program and reward; then the latest finished ones. Refreshes every S seconds\n"
+                 "(default 1) until the run ends or Ctrl-C; --once prints one view and exits.\n");
+  c.positional("DIR", "the running run's directory", true)
+      .flag("once", "print one view and exit")
+      .number("interval", "S", "seconds between views (default 1)")
+      .whole("rows", "N", "episodes in flight shown at most (default 30; half as many finished)");
+  return c;
+}
 
 void print_view(const MonitorView& v, size_t rows) {
   std::printf("run %s  iteration %lld  policy v%lld  episodes done %lld  running %d\n", v.run_dir().c_str(),
@@ -50,11 +55,10 @@ void print_view(const MonitorView& v, size_t rows) {
 }  // namespace
 
 int run_top(const std::vector<std::string>& argv) {
-  args a(argv, {"interval", "rows"}, {"help", "once"});
-  if (a.has("help") || a.positional().size() != 1) {
-    std::cout << top_help;
-    return a.has("help") ? 0 : 2;
-  }
+  auto parsed = top_command_line().parse(argv);
+  if (!parsed)
+    return 0;  // --help
+  const args& a = *parsed;
   std::string dir = a.positional().front();
   uint16_t port = 0;
   if (!(std::ifstream(run_dir::monitor_port_path(dir)) >> port))
@@ -70,7 +74,7 @@ int run_top(const std::vector<std::string>& argv) {
                              system.render(monitor.error()));
   caf::scoped_actor self{system};
   auto interval = std::chrono::milliseconds(static_cast<int>(1000 * a.number("interval", 1.0)));
-  size_t rows = static_cast<size_t>(a.number("rows", 30));
+  size_t rows = static_cast<size_t>(a.whole("rows", 30));
   while (true) {
     bool alive = true;
     self->request(*monitor, std::chrono::seconds(5), caf::get_atom::value)

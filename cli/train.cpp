@@ -32,64 +32,42 @@ namespace kgym::cli {
 
 namespace {
 
-const char* train_help = R"(usage: kgym train [--config FILE] [--run-dir DIR] [--iterations N] [--device cpu|cuda] [options]
-       kgym train --resume DIR [--iterations N]
-
-Trains the embedded policy (a softmax over each built-in task's hand-written programs:
-fast, partly fused, lazy, wrong, cheating, broken; conditioned on the previous turn's
-feedback) with multi-turn episodes through the actor pipeline: inference -> compiler ->
-scheduler/gpu_executor (sandbox, profile) -> reward -> learner (TRLOO, MRS, PRS).
-Everything goes to the run directory: config.json, episodes.pb (every finished episode),
-metrics.jsonl (one line per iteration), checkpoints/, train.log. A killed run continues
-with --resume DIR and loses no finished episode. Watch a run with kgym top DIR; plot it
-with kgym report DIR.
-
-options:
-  --config FILE          a JSON object over the defaults (kgym train --print-config shows them)
-  --run-dir DIR          where the run lives (default: runs/<date-time>)
-  --resume DIR           continue the run in DIR (its config.json; --iterations may extend it)
-  --iterations N         training iterations (default 20)
-  --device cpu|cuda      where candidates run (default cpu: Triton's interpreter; rewards then
-                         use the sandbox's modeled GPU speedup, see README)
-  --tasks-dir DIR        task suite (default: the built-in tasks/)
-  --task ID              use only this task (repeatable)
-  --group-size G         episodes per task and iteration (TRLOO's group; default 16)
-  --turns T              turns per episode (default 3)
-  --seed N               run seed (sampling, PRS draws; default 1)
-  --executors N          sandbox executors (default 2 on cpu, 1 on cuda)
-  --advantage trloo|grpo advantage estimator (default trloo)
-  --learning-rate X      embedded trainer's step size (default 2.0)
-  --no-hacking-check     ablation: hacking evidence no longer changes the verdict
-  --no-pr                ablation: no profiling-based (coverage) reward
-  --no-prs               ablation: no profiling-based rejection sampling
-  --no-mrs               ablation: no mismatch rejection sampling
-  --no-eval-cache        evaluate every answer, even a program already evaluated on the task
-  --trainer ENDPOINT     the external trainer (ZeroMQ, e.g. tcp://127.0.0.1:5600;
-                         deploy/trainer/reference_trainer.py); without it an openai run only evaluates
-  --print-config         print the resulting configuration and exit
-  --python PATH          the Python with torch and triton (default: python3, or $KGYM_PYTHON)
-  --no-cupti             on cuda, do not inject the CUPTI profiler
-  --quiet                no progress lines (the log file still gets them)
-  --web [HOST:]PORT      serve the run's live view to a browser there (kgym web --help; port 0:
-                         any free one, written to DIR/web.port); beyond loopback it needs a
-                         secret in $KGYM_WEB_SECRET (or --web-secret-env NAME)
-)";
+command_line train_command_line() {
+  command_line c("train", "[--config FILE] [--run-dir DIR] [--iterations N] [--device cpu|cuda] [options]\n"
+                          "       kgym train --resume DIR [--iterations N]",
+                 "Trains the embedded policy (a softmax over each built-in task's hand-written programs:\n"
+                 "fast, partly fused, lazy, wrong, cheating, broken; conditioned on the previous turn's\n"
+                 "feedback) with multi-turn episodes through the actor pipeline: inference -> compiler ->\n"
+                 "scheduler/gpu_executor (sandbox, profile) -> reward -> learner (TRLOO, MRS, PRS).\n"
+                 "Everything goes to the run directory: config.json, episodes.pb (every finished episode),\n"
+                 "metrics.jsonl (one line per iteration), checkpoints/, train.log. A killed run continues\n"
+                 "with --resume DIR and loses no finished episode. Watch a run with kgym top DIR; plot it\n"
+                 "with kgym report DIR.\n");
+  c.text("run-dir", "DIR", "where the run lives (default: runs/<date-time>)")
+      .text("resume", "DIR", "continue the run in DIR (its config.json; --iterations may extend it)")
+      .flag("print-config", "print the resulting configuration and exit")
+      .text("web", "[HOST:]PORT", "serve the run's live view to a browser there (kgym web --help; port 0:\n"
+                                  "any free one, written to DIR/web.port); beyond loopback it needs a\n"
+                                  "secret in $KGYM_WEB_SECRET (or --web-secret-env NAME)")
+      .text("web-secret-env", "NAME", "the web view's secret's environment variable (default KGYM_WEB_SECRET)");
+  declare_config_options(c);
+  return c;
+}
 
 }  // namespace
 
 int run_train(const std::vector<std::string>& argv) {
-  args a = parse_run_args(argv, {"run-dir", "resume", "web", "web-secret-env"}, {"help", "print-config"});
-  if (a.has("help")) {
-    std::cout << train_help << policy_flags_help;
-    return 0;
-  }
+  auto parsed = train_command_line().parse(argv);
+  if (!parsed)
+    return 0;  // --help
+  const args& a = *parsed;
   std::string dir;
   TrainConfig config;
   if (a.has("resume")) {
     dir = a.get("resume");
     config = run_dir::read_config(dir);
     if (a.has("iterations")) {
-      config.set_iterations(static_cast<int>(a.number("iterations", 0)));
+      config.set_iterations(static_cast<int>(a.whole("iterations", 0)));
       std::ofstream(run_dir::config_path(dir)) << to_json(config, true) << "\n";
     }
   } else {

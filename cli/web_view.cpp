@@ -13,6 +13,7 @@
 #include <optional>
 #include <thread>
 
+#include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "cli/stop_signal.hpp"
 #include "messages/caf_types.hpp"
@@ -24,25 +25,27 @@ namespace kgym::cli {
 
 namespace {
 
-const char* web_help = R"(usage: kgym web DIR [--listen [HOST:]PORT] [--port-file FILE] [--web-secret-env NAME]
-
-Serves the run in DIR to a browser: its metric curves (those kgym report draws), the
-episodes in flight and the finished ones (filter by state, task, last verdict), and any
-episode turn by turn (the prompt with its context, the program, verdict, evidence and
-reward). Live while the run trains (through its monitor, like kgym top), from its files
-once it has ended. Read-only. Ctrl-C stops it.
-
-  --listen [HOST:]PORT    where to serve (default 127.0.0.1:8090; port 0: any free one)
-  --port-file FILE        write the port there once listening
-  --web-secret-env NAME   the secret's environment variable (default KGYM_WEB_SECRET); any
-                          HOST other than loopback needs one: open the page once with
-                          ?key=<secret> (the browser then keeps it as a cookie), or send
-                          Authorization: Bearer <secret>
-
-The same view comes with kgym train --web [HOST:]PORT. Its JSON API (for scripts): GET
-/api/run, /api/metrics?since=N, /api/episodes?state=&task=&verdict=&limit=,
-/api/episodes/<id>, /api/events (server-sent events); README, "Watching a run".
-)";
+command_line web_command_line() {
+  command_line c("web", "DIR [--listen [HOST:]PORT] [--port-file FILE] [--web-secret-env NAME]",
+                 "Serves the run in DIR to a browser: its metric curves (those kgym report draws), the\n"
+                 "episodes in flight and the finished ones (filter by state, task, last verdict), and any\n"
+                 "episode turn by turn (the prompt with its context, the program, verdict, evidence and\n"
+                 "reward). Live while the run trains (through its monitor, like kgym top), from its files\n"
+                 "once it has ended. Read-only. Ctrl-C stops it.\n");
+  c.positional("DIR", "the run directory", true)
+      .text("listen", "[HOST:]PORT", "where to serve (default 127.0.0.1:8090; port 0: any free one)")
+      .text("port-file", "FILE", "write the port there once listening")
+      .text("web-secret-env", "NAME",
+            "the secret's environment variable (default KGYM_WEB_SECRET); any\n"
+            "HOST other than loopback needs one: open the page once with\n"
+            "?key=<secret> (the browser then keeps it as a cookie), or send\n"
+            "Authorization: Bearer <secret>")
+      .config_file()
+      .footer("The same view comes with kgym train --web [HOST:]PORT. Its JSON API (for scripts): GET\n"
+              "/api/run, /api/metrics?since=N, /api/episodes?state=&task=&verdict=&limit=,\n"
+              "/api/episodes/<id>, /api/events (server-sent events); README, \"Watching a run\".\n");
+  return c;
+}
 
 }  // namespace
 
@@ -84,11 +87,10 @@ std::unique_ptr<web::web_server> start_web_view(const std::string& dir, const we
 }
 
 int run_web(const std::vector<std::string>& argv) {
-  args a(argv, {"listen", "port-file", "web-secret-env"}, {"help"});
-  if (a.has("help") || a.positional().size() != 1) {
-    std::cout << web_help;
-    return a.has("help") ? 0 : 2;
-  }
+  auto parsed = web_command_line().parse(argv);
+  if (!parsed)
+    return 0;  // --help
+  const args& a = *parsed;
   const std::string dir = a.positional().front();
   auto options = web_listen_options(a.get("listen", "127.0.0.1:8090"), a);
 

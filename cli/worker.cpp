@@ -16,7 +16,7 @@
 #include "actors/worker_gate.hpp"
 #include "cli/loopback_credentials.hpp"
 #include "cli/tls_guard.hpp"
-#include "cli/args.hpp"
+#include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "cli/stop_signal.hpp"
 #include "cli/sandbox_options.hpp"
@@ -27,32 +27,32 @@ namespace kgym::cli {
 
 namespace {
 
-const char* worker_help = R"(usage: kgym worker --join HOST:PORT [--cpu-slots N | --gpus LIST|all] [--name NAME]
-
-Starts one sandbox executor per GPU (or per CPU slot) on this node and registers them with
-the scheduler of the `kgym serve --listen HOST:PORT` running there. The scheduler places work
-on them, monitors them, and places again whatever a lost worker had in flight. SIGTERM or
-SIGINT drains: no new work, the evaluations in flight finish and are answered, then it exits.
-A worker that loses the control plane (a cut link, a restarted server) rejoins when it is back.
-
-options:
-  --join HOST:PORT       the control plane (kgym serve --listen)
-  --cpu-slots N          N executors on the CPU (Triton's interpreter); the default without --gpus: 1
-  --gpus LIST|all        one CUDA executor per GPU: "0,1,3" or "all" (nvidia-smi counts them)
-  --name NAME            how results name this worker's executors (default: the certificate's name
-                         with --cluster-certs, where it must be that name; else hostname-pid)
-  --rejoin-for S         after losing the control plane, keep trying to rejoin for S seconds
-                         (backoff 0.25 s doubling to 10 s; default 600; 0: exit at once)
-  --cluster-certs DIR    this node's cluster credentials (default $KGYM_CLUSTER_CERTS): TLS to a
-                         kgym serve that has certificates of the same CA (deploy/cluster_certs.sh).
-                         Joining on loopback without them, a certificate from the CA that kgym
-                         serve made for this user (see kgym serve --help)
-  --plain-loopback       to a kgym serve --plain-loopback (no TLS; only for measurements)
-  --python PATH          the Python with torch and triton (default: python3, or $KGYM_PYTHON)
-  --no-cupti             on cuda, do not inject the CUPTI profiler
-  --null-executor        executors that answer at once without running anything: only for
-                         measuring the control plane (bench/dispatch_bench.py)
-)";
+command_line worker_command_line() {
+  command_line c("worker", "--join HOST:PORT [--cpu-slots N | --gpus LIST|all] [--name NAME]",
+                 "Starts one sandbox executor per GPU (or per CPU slot) on this node and registers them with\n"
+                 "the scheduler of the `kgym serve --listen HOST:PORT` running there. The scheduler places work\n"
+                 "on them, monitors them, and places again whatever a lost worker had in flight. SIGTERM or\n"
+                 "SIGINT drains: no new work, the evaluations in flight finish and are answered, then it exits.\n"
+                 "A worker that loses the control plane (a cut link, a restarted server) rejoins when it is back.\n");
+  c.text("join", "HOST:PORT", "the control plane (kgym serve --listen)")
+      .whole("cpu-slots", "N", "N executors on the CPU (Triton's interpreter); the default without --gpus: 1")
+      .text("gpus", "LIST|all", "one CUDA executor per GPU: \"0,1,3\" or \"all\" (nvidia-smi counts them)")
+      .text("name", "NAME", "how results name this worker's executors (default: the certificate's name\n"
+                            "with --cluster-certs, where it must be that name; else hostname-pid)")
+      .number("rejoin-for", "S", "after losing the control plane, keep trying to rejoin for S seconds\n"
+                                 "(backoff 0.25 s doubling to 10 s; default 600; 0: exit at once)")
+      .text("cluster-certs", "DIR", "this node's cluster credentials (default $KGYM_CLUSTER_CERTS): TLS to a\n"
+                                    "kgym serve that has certificates of the same CA (deploy/cluster_certs.sh).\n"
+                                    "Joining on loopback without them, a certificate from the CA that kgym\n"
+                                    "serve made for this user (see kgym serve --help)")
+      .flag("plain-loopback", "to a kgym serve --plain-loopback (no TLS; only for measurements)")
+      .text("python", "PATH", "the Python with torch and triton (default: python3, or $KGYM_PYTHON)")
+      .flag("no-cupti", "on cuda, do not inject the CUPTI profiler")
+      .flag("null-executor", "executors that answer at once without running anything: only for\n"
+                             "measuring the control plane (bench/dispatch_bench.py)")
+      .config_file();
+  return c;
+}
 
 std::vector<int> gpu_list(const std::string& spec) {
   std::vector<int> gpus;
@@ -77,11 +77,12 @@ std::vector<int> gpu_list(const std::string& spec) {
 }  // namespace
 
 int run_worker(const std::vector<std::string>& argv) {
-  args a(argv, {"join", "cpu-slots", "gpus", "name", "python", "cluster-certs", "rejoin-for"}, {"help", "no-cupti", "null-executor", "plain-loopback"});
-  if (a.has("help") || !a.has("join")) {
-    std::cout << worker_help;
-    return a.has("help") ? 0 : 2;
-  }
+  auto parsed = worker_command_line().parse(argv);
+  if (!parsed)
+    return 0;  // --help
+  const args& a = *parsed;
+  if (!a.has("join"))
+    throw std::invalid_argument("kgym worker needs --join HOST:PORT, the kgym serve --listen to join (see kgym worker --help)");
   auto [host, port] = parse_host_port(a.get("join"));
   char hostname[256] = "node";
   ::gethostname(hostname, sizeof hostname - 1);
@@ -111,7 +112,7 @@ int run_worker(const std::vector<std::string>& argv) {
                                                     : "Beyond loopback it needs --cluster-certs on both ends)"));
   std::vector<std::pair<std::string, gpu_executor_actor>> executors;
   if (a.has("null-executor")) {
-    int slots = static_cast<int>(a.number("cpu-slots", 1));
+    int slots = static_cast<int>(a.whole("cpu-slots", 1));
     for (int i = 0; i < slots; ++i)
       executors.emplace_back(name + "#null" + std::to_string(i), spawn_null_executor(system));
   } else if (a.has("gpus")) {
@@ -122,7 +123,7 @@ int run_worker(const std::vector<std::string>& argv) {
     }
   } else {
     executor_options exec = sandbox_options(a, CPU);
-    int slots = static_cast<int>(a.number("cpu-slots", 1));
+    int slots = static_cast<int>(a.whole("cpu-slots", 1));
     for (int i = 0; i < slots; ++i)
       executors.emplace_back(name + "#cpu" + std::to_string(i), spawn_gpu_executor(system, exec));
   }

@@ -2,6 +2,7 @@
 // its name in lower case ("cuda" for CUDA), and errors list the names a field accepts.
 #pragma once
 
+#include <google/protobuf/descriptor.h>
 #include <google/protobuf/generated_enum_reflection.h>
 
 #include <algorithm>
@@ -10,6 +11,13 @@
 #include <string>
 
 namespace kgym {
+
+// An enum's "not set" value (FOO_UNSPECIFIED = 0), which no person names.
+inline bool unspecified(const google::protobuf::EnumValueDescriptor* v) {
+  const std::string suffix = "_UNSPECIFIED";
+  return v->number() == 0 && v->name().size() > suffix.size() &&
+         v->name().compare(v->name().size() - suffix.size(), suffix.size(), suffix) == 0;
+}
 
 // `value`'s name in lower case ("cuda").
 template <class E>
@@ -20,12 +28,12 @@ std::string lower_name(E value) {
   return name;
 }
 
-// The value `text` names in any case; none for an unknown name or the unspecified value (0).
+// The value `text` names in any case; none for an unknown name or the unspecified value.
 template <class E>
 std::optional<E> enum_named(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::toupper(c); });
   const auto* v = google::protobuf::GetEnumDescriptor<E>()->FindValueByName(text);
-  if (!v || v->number() == 0)
+  if (!v || unspecified(v))
     return std::nullopt;
   return static_cast<E>(v->number());
 }
@@ -37,7 +45,7 @@ std::string enum_choices() {
   std::string out;
   int listed = 0;
   for (int i = 0; i < d->value_count(); ++i) {
-    if (d->value(i)->number() == 0)
+    if (unspecified(d->value(i)))
       continue;
     const bool last = i == d->value_count() - 1;
     out += (listed == 0 ? "" : last ? " or " : ", ") + lower_name(static_cast<E>(d->value(i)->number()));

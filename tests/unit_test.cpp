@@ -25,7 +25,7 @@
 #include "pipeline/bounded_cache.hpp"
 #include "pipeline/content_hash.hpp"
 #include "gpu/profiler/request_windows.hpp"
-#include "cli/args.hpp"
+#include "cli/command_line.hpp"
 #include "gpu/executor/eval_defaults.hpp"
 #include "gpu/executor/sandbox_process.hpp"
 #include "gpu/executor/scrub.hpp"
@@ -648,26 +648,66 @@ TEST(EvaluationKey, CoversWhatDecidesTheResultAndNothingElse) {
   }));
 }
 
-TEST(Args, ParsesValuesFlagsAndRepeats) {
-  cli::args a({"--task", "t", "--candidate=a.py", "--candidate", "b.py", "--json", "pos"}, {"task", "candidate"},
-              {"json"});
-  EXPECT_EQ(a.get("task"), "t");
-  EXPECT_EQ(a.all("candidate"), (std::vector<std::string>{"a.py", "b.py"}));
-  EXPECT_TRUE(a.has("json"));
-  EXPECT_EQ(a.positional(), std::vector<std::string>{"pos"});
-  EXPECT_THROW(cli::args({"--nope"}, {}, {}), std::invalid_argument);
-  EXPECT_THROW(cli::args({"--task"}, {"task"}, {}), std::invalid_argument);
-  cli::args n({"--trials", "x3"}, {"trials"}, {});
-  EXPECT_THROW(n.number("trials", 0), std::invalid_argument);
-  // Seeds and counts are whole numbers, read exactly: 2^53 + 1 survives (a double rounds it).
-  cli::args w({"--seed", "9007199254740993", "--turns", "2.5", "--group-size", "-1", "--big", "18446744073709551616"},
-              {"seed", "turns", "group-size", "big"}, {});
-  EXPECT_EQ(w.whole("seed", 0), 9007199254740993ULL);
-  EXPECT_NE(static_cast<uint64_t>(w.number("seed", 0)), 9007199254740993ULL);
-  EXPECT_EQ(w.whole("absent", 7), 7u);
-  EXPECT_THROW(w.whole("turns", 0), std::invalid_argument);
-  EXPECT_THROW(w.whole("group-size", 0), std::invalid_argument);
-  EXPECT_THROW(w.whole("big", 0), std::invalid_argument);
+// A command line is declared once: CLI11 parses it (types and choices checked, unknown options
+// refused), the help is made of the same declarations, and a --config file and the environment
+// fill what the line leaves out.
+cli::command_line demo_command_line() {
+  cli::command_line c("demo", "[options] DIR", "A demo.\n");
+  c.repeated("task", "PATH", "a task")
+      .repeated("candidate", "FILE", "a candidate")
+      .flag("json", "as JSON")
+      .whole("seed", "N", "the seed")
+      .number("rate", "X", "a rate")
+      .choice<Device>("device", "where it runs")
+      .env("KGYM_DEMO_DEVICE")
+      .positional("DIR", "a directory")
+      .config_file();
+  return c;
+}
+
+TEST(CommandLine, ParsesChecksAndDescribesItsOptions) {
+  auto a = demo_command_line().parse({"--task", "t", "--candidate=a.py", "--candidate", "b.py", "--json", "pos",
+                                      "--seed", "9007199254740993", "--device", "CUDA"});
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->get("task"), "t");
+  EXPECT_EQ(a->all("candidate"), (std::vector<std::string>{"a.py", "b.py"}));
+  EXPECT_TRUE(a->has("json"));
+  EXPECT_FALSE(a->has("rate"));
+  EXPECT_EQ(a->positional(), std::vector<std::string>{"pos"});
+  // Seeds are whole numbers, read exactly: 2^53 + 1 survives (a double rounds it).
+  EXPECT_EQ(a->whole("seed", 0), 9007199254740993ULL);
+  EXPECT_EQ(cli::choice<Device>(*a, "device"), CUDA);
+  for (const std::vector<std::string>& refused :
+       {std::vector<std::string>{"--nope"}, {"--task"}, {"--rate", "x3"}, {"--seed", "2.5"}, {"--seed", "-1"},
+        {"--seed", "18446744073709551616"}, {"--seed", "0x10"}, {"--device", "tpu"}}) {
+    try {
+      demo_command_line().parse(refused);
+      ADD_FAILURE() << "accepted: " << refused[0] << " " << (refused.size() > 1 ? refused[1] : "");
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("(see kgym demo --help)"), std::string::npos) << e.what();
+    }
+  }
+  // The help is the declarations.
+  const std::string help = demo_command_line().help();
+  EXPECT_EQ(help.rfind("usage: kgym demo [options] DIR\n\nA demo.\n", 0), 0u) << help;
+  for (const char* line : {"  --seed N               the seed\n", "  --device cpu|cuda      where it runs "
+                           "($KGYM_DEMO_DEVICE when not given)\n", "  --task PATH            a task (repeatable)\n",
+                           "  DIR                    a directory\n"})
+    EXPECT_NE(help.find(line), std::string::npos) << line << " not in:\n" << help;
+  testing::internal::CaptureStdout();
+  EXPECT_FALSE(demo_command_line().parse({"--help"}).has_value());
+  EXPECT_EQ(testing::internal::GetCapturedStdout(), help);
+  // What the line leaves out: the environment, then the --config file; the line wins.
+  const std::string config = ::testing::TempDir() + "/demo.toml";
+  std::ofstream(config) << "seed = 5\ntask = [\"x\", \"y\"]\njson = true\n";
+  ::setenv("KGYM_DEMO_DEVICE", "cpu", 1);
+  auto filled = demo_command_line().parse({"--config", config, "--seed", "7"});
+  ::unsetenv("KGYM_DEMO_DEVICE");
+  ASSERT_TRUE(filled.has_value());
+  EXPECT_EQ(filled->whole("seed", 0), 7u);
+  EXPECT_EQ(filled->all("task"), (std::vector<std::string>{"x", "y"}));
+  EXPECT_TRUE(filled->has("json"));
+  EXPECT_EQ(cli::choice<Device>(*filled, "device"), CPU);
 }
 
 TEST(Summary, NamesVerdictSpeedupAndEvidence) {
