@@ -117,7 +117,7 @@ void watch_deadline(self_ptr self, std::chrono::steady_clock::time_point t) {
   if (next && *next <= t)
     return;
   next = t;
-  const auto wait = std::max(t - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration::zero());
+  const auto wait = std::max(t - self->clock().now(), std::chrono::steady_clock::duration::zero());
   self->delayed_send(self, std::chrono::duration_cast<std::chrono::microseconds>(wait), deadline_atom::value);
 }
 
@@ -206,7 +206,7 @@ void place(self_ptr self, bool ahead) {
         deadline += placement_deadline(held.request, self->state.bounds);
       auto& job = e.in_flight[token] = std::move(*next);
       deadline += placement_deadline(job.request, self->state.bounds);
-      job.deadline = std::chrono::steady_clock::now() + deadline;
+      job.deadline = self->clock().now() + deadline;
       self->state.queue.erase(next);
       watch_deadline(self, job.deadline);
       auto a = addr;
@@ -234,7 +234,7 @@ void place(self_ptr self, bool ahead) {
 // is then set for the earliest deadline left.
 void check_deadlines(self_ptr self) {
   self->state.next_check.reset();
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = self->clock().now();
   std::vector<std::pair<caf::actor_addr, std::string>> late;
   std::optional<std::chrono::steady_clock::time_point> earliest;
   for (const auto& [addr, e] : self->state.executors)
