@@ -374,14 +374,14 @@ int run_serve(const std::vector<std::string>& argv) {
   // resolves it again. `route`: a ZeroMQ client's, so a restarted server answers it unasked.
   // The journal is its writer's (a thread of its own) once the restart below has read it.
   std::unique_ptr<journal_writer> writer;
-  auto journal_accepted = [&](const EvalRequest& request, const ReplyRoute* route) {
+  // Called once its evaluation started: the request is the journal's then (what the serve loop's
+  // thread does per request is a move; the comparison with the suite is the writer's).
+  auto journal_accepted = [&](EvalRequest&& request, const ReplyRoute* route) {
     if (!writer)
       return;
-    EvalRequest kept = request;
     auto in_suite = suite.find(request.task_id());
-    if (in_suite != suite.end() && in_suite->second.SerializeAsString() == request.task().SerializeAsString())
-      kept.clear_task();
-    writer->accepted(std::move(kept), route ? std::optional<ReplyRoute>(*route) : std::nullopt);
+    writer->accepted(std::move(request), route ? std::optional<ReplyRoute>(*route) : std::nullopt,
+                     in_suite == suite.end() ? nullptr : &in_suite->second);
   };
   // An answer for a ZeroMQ client; one it cannot take now is tried again (request_table).
   auto deliver = [&](const ReplyRoute& route, const EvalResult& answer) {
@@ -455,8 +455,8 @@ int run_serve(const std::vector<std::string>& argv) {
         submitted.add_accepted(request.request_id());
         if (requests.submit_http(request.request_id()) != request_table::seen::new_request)
           continue;  // a retry: the first submission answers it
-        journal_accepted(request, nullptr);
         start_evaluation(request, "http " + r.peer);
+        journal_accepted(std::move(request), nullptr);
       }
       if (writer)
         writer->commit_synced();  // on disk before it is acknowledged
@@ -542,7 +542,7 @@ int run_serve(const std::vector<std::string>& argv) {
       spdlog::info("refused request '{}': {}", decoded.request.request_id(), decoded.error);
       return;
     }
-    const EvalRequest& request = decoded.request;
+    EvalRequest& request = decoded.request;
     switch (requests.submit_zmq(request.request_id(), route)) {
       case request_table::seen::answered: {
         EvalResult answer = *requests.answer_of(request.request_id());
@@ -553,8 +553,8 @@ int run_serve(const std::vector<std::string>& argv) {
       case request_table::seen::in_progress:
         break;  // the first one's evaluation will answer this one too
       case request_table::seen::new_request:
-        journal_accepted(request, &route);
         start_evaluation(request, zmq_origin(frames));
+        journal_accepted(std::move(request), &route);
         break;
     }
   };
@@ -585,7 +585,6 @@ int run_serve(const std::vector<std::string>& argv) {
       answers_since_compaction = 0;
     }
   };
-  std::deque<std::pair<uint64_t, EvalResult>> uncommitted;  // answers posted to the writer, by number
   // SIGTERM: no new requests; those in flight get drain_timeout to finish, then an error.
   const auto drain_timeout = std::chrono::duration<double>(a.number("drain-timeout", 120));
   std::optional<std::chrono::steady_clock::time_point> drain_until;
@@ -600,24 +599,24 @@ int run_serve(const std::vector<std::string>& argv) {
     auto now = std::chrono::steady_clock::now();
     // Answers are journaled and committed (by the writer's thread) before any client has them,
     // so one a client got is never evaluated again after a crash.
+    std::vector<journal_writer::answer_record> to_journal;
     for (auto& [id, result] : finished->take()) {
       EvalResult answer;
-      *answer.mutable_result() = result;
+      *answer.mutable_result() = std::move(result);
       answer.set_request_id(id);
       if (!writer) {
         release(std::move(answer), now);
         continue;
       }
       // Over HTTP an answer counts as delivered once kept (its client fetches it).
-      const uint64_t number = writer->answered(answer, !requests.waits_over_zmq(id));
-      uncommitted.emplace_back(number, std::move(answer));
+      const bool delivered = !requests.waits_over_zmq(id);
+      to_journal.push_back({std::move(answer), delivered});
     }
     if (writer) {
-      const uint64_t through = writer->committed_through();
-      while (!uncommitted.empty() && uncommitted.front().first <= through) {
-        release(std::move(uncommitted.front().second), now);
-        uncommitted.pop_front();
-      }
+      if (!to_journal.empty())
+        writer->answered(std::move(to_journal));
+      for (auto& answer : writer->take_committed())
+        release(std::move(answer), now);
     }
     for (auto& r : requests.due(now)) {  // answers whose ZeroMQ client could not take them before
       if (!reply(socket, r.route, r.answer)) {

@@ -1,5 +1,6 @@
 #include "service/journal_writer.hpp"
 
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@ journal_writer::journal_writer(request_journal& journal) : journal_(journal) {
   if (wake_fd_ < 0)
     throw std::system_error(errno, std::generic_category(), "journal writer: eventfd");
   thread_ = std::thread([this] { run(); });
+  ::pthread_setname_np(thread_.native_handle(), "kgym-journal");  // for top -H and /proc
 }
 
 journal_writer::~journal_writer() {
@@ -25,30 +27,40 @@ journal_writer::~journal_writer() {
   ::close(wake_fd_);
 }
 
-void journal_writer::accepted(EvalRequest request, std::optional<ReplyRoute> route) {
-  std::lock_guard lock(mutex_);
-  ops_.push_back(accept_op{std::move(request), std::move(route)});
-  work_.notify_one();
+void journal_writer::post(op o, bool wake) {
+  ops_.push_back(std::move(o));
+  if (wake && sleeping_) {  // else it is awake, and looks at the queue again before it sleeps
+    sleeping_ = false;
+    work_.notify_one();
+  }
 }
 
-uint64_t journal_writer::answered(EvalResult answer, bool delivered) {
+void journal_writer::accepted(EvalRequest request, std::optional<ReplyRoute> route, const Task* suite_task) {
   std::lock_guard lock(mutex_);
-  const uint64_t number = ++answers_posted_;
-  ops_.push_back(answer_op{std::move(answer), delivered, number});
-  work_.notify_one();
-  return number;
+  post(accept_op{std::move(request), std::move(route), suite_task});
+}
+
+void journal_writer::answered(std::vector<answer_record> answers) {
+  std::lock_guard lock(mutex_);
+  for (auto& a : answers)
+    post(std::move(a));
+}
+
+std::vector<EvalResult> journal_writer::take_committed() {
+  std::lock_guard lock(mutex_);
+  if (failure_)
+    std::rethrow_exception(failure_);
+  return std::exchange(committed_, {});
 }
 
 void journal_writer::delivered(std::string request_id) {
   std::lock_guard lock(mutex_);
-  ops_.push_back(delivered_op{std::move(request_id)});
-  // Not worth a wake-up: a delivery mark waits for its grace anyway.
+  post(delivered_op{std::move(request_id)}, /*wake=*/false);
 }
 
 void journal_writer::compact(std::chrono::seconds keep) {
   std::lock_guard lock(mutex_);
-  ops_.push_back(compact_op{keep});
-  work_.notify_one();
+  post(compact_op{keep});
 }
 
 void journal_writer::commit_synced() {
@@ -58,13 +70,6 @@ void journal_writer::commit_synced() {
   synced_.wait(lock, [&] { return sync_done_ >= generation || failure_; });
   if (failure_)
     std::rethrow_exception(failure_);
-}
-
-uint64_t journal_writer::committed_through() const {
-  std::lock_guard lock(mutex_);
-  if (failure_)
-    std::rethrow_exception(failure_);
-  return committed_through_;
 }
 
 void journal_writer::clear_wake() {
@@ -85,21 +90,23 @@ void journal_writer::stop() {
     std::rethrow_exception(failure_);
 }
 
-uint64_t journal_writer::apply(std::vector<op>& ops) {
-  uint64_t last_answer = 0;
+std::vector<EvalResult> journal_writer::apply(std::vector<op>& ops) {
+  std::vector<EvalResult> answers;
   for (auto& o : ops) {
     if (auto* a = std::get_if<accept_op>(&o)) {
+      if (a->suite_task && a->suite_task->SerializeAsString() == a->request.task().SerializeAsString())
+        a->request.clear_task();
       journal_.accepted(a->request, a->route ? &*a->route : nullptr);
     } else if (auto* r = std::get_if<answer_op>(&o)) {
       journal_.answered(r->answer, r->delivered);
-      last_answer = r->number;
+      answers.push_back(std::move(r->answer));
     } else if (auto* d = std::get_if<delivered_op>(&o)) {
       journal_.delivered(d->request_id);
     } else {
       journal_.compact(std::get<compact_op>(o).keep);
     }
   }
-  return last_answer;
+  return answers;
 }
 
 void journal_writer::run() {
@@ -113,25 +120,32 @@ void journal_writer::run() {
       bool stop = false;
       {
         std::unique_lock lock(mutex_);
-        work_.wait_for(lock, wait, [&] { return !ops_.empty() || sync_wanted_ > sync_done_ || stopping_; });
+        const auto until = std::chrono::steady_clock::now() + wait;
+        while (ops_.empty() && sync_wanted_ <= sync_done_ && !stopping_) {
+          sleeping_ = true;
+          if (work_.wait_until(lock, until) == std::cv_status::timeout)
+            break;
+        }
+        sleeping_ = false;
         ops.swap(ops_);
         sync_generation = sync_wanted_ > sync_done_ ? sync_wanted_ : 0;
         stop = stopping_;
       }
-      const uint64_t last_answer = apply(ops);
+      std::vector<EvalResult> answers = apply(ops);
+      const bool answered = !answers.empty();
       if (sync_generation || stop)
         journal_.commit_synced();
-      else if (last_answer)
+      else if (answered)
         journal_.commit();  // answers go at once: a client waits for each
       {
         std::lock_guard lock(mutex_);
-        if (last_answer)
-          committed_through_ = last_answer;
+        for (auto& a : answers)
+          committed_.push_back(std::move(a));
         sync_done_ = std::max(sync_done_, sync_generation);
       }
       if (sync_generation)
         synced_.notify_all();
-      if (last_answer) {
+      if (answered) {
         const uint64_t one = 1;
         [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
       }

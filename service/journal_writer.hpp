@@ -3,10 +3,11 @@
 // what it accepted, answered and delivered, and the writer records and commits it, answers at once
 // (in whatever batch has gathered meanwhile), accepted requests within the journal's batch window.
 //
-// Answers are still committed before any client has them: answered() gives each a number, and the
-// loop hands an answer out only once committed_through() has reached it (wake_fd() becomes
-// readable when it moves). commit_synced() waits until everything posted so far is on disk (an
-// HTTP submission's 202). The journal is the writer's alone from construction until stop().
+// Answers are still committed before any client has them: the loop hands its answers to the
+// writer and gets them back from take_committed() once committed (wake_fd() becomes readable
+// then). commit_synced() waits until everything posted so far is on disk (an HTTP submission's
+// 202). The journal is the writer's alone from construction until stop(). The loop's thread
+// only moves records into a queue: it wakes the writer when the queue was empty, not per record.
 #pragma once
 
 #include <condition_variable>
@@ -30,14 +31,21 @@ class journal_writer {
   journal_writer(const journal_writer&) = delete;
   journal_writer& operator=(const journal_writer&) = delete;
 
-  void accepted(EvalRequest request, std::optional<ReplyRoute> route);
-  // Its number: committed once committed_through() >= it.
-  uint64_t answered(EvalResult answer, bool delivered);
+  // `suite_task`: the server's own task of that id (it outlives the writer), if any; a request
+  // for exactly it is journaled by its id only (the journal stays small; a restart resolves it).
+  void accepted(EvalRequest request, std::optional<ReplyRoute> route, const Task* suite_task = nullptr);
+  struct answer_record {
+    EvalResult answer;
+    bool delivered;  // nobody waits over ZeroMQ (an HTTP client fetches it)
+  };
+  // One turn's answers, in order: committed, then given back by take_committed().
+  void answered(std::vector<answer_record> answers);
+  // The answers committed since the last call, in the order they were posted.
+  std::vector<EvalResult> take_committed();
   void delivered(std::string request_id);
   void compact(std::chrono::seconds keep);
   // Returns once everything posted before it is committed and synced.
   void commit_synced();
-  uint64_t committed_through() const;
   // Readable while committed answers wait to be taken; clear_wake() empties it.
   int wake_fd() const { return wake_fd_; }
   void clear_wake();
@@ -48,12 +56,9 @@ class journal_writer {
   struct accept_op {
     EvalRequest request;
     std::optional<ReplyRoute> route;
+    const Task* suite_task;
   };
-  struct answer_op {
-    EvalResult answer;
-    bool delivered;
-    uint64_t number;
-  };
+  using answer_op = answer_record;
   struct delivered_op {
     std::string request_id;
   };
@@ -63,18 +68,23 @@ class journal_writer {
   using op = std::variant<accept_op, answer_op, delivered_op, compact_op>;
 
   void run();
-  // Applies `ops`; returns the number of the last answer among them (0: none).
-  uint64_t apply(std::vector<op>& ops);
+  // Applies `ops`; returns the answers among them (moved out), in order.
+  std::vector<EvalResult> apply(std::vector<op>& ops);
+  // Queues `o` (under mutex_); with `wake`, wakes the writer if it sleeps and nobody woke it yet:
+  // one wake-up per sleep, not per record (each is a futex call and a context switch, and the
+  // serve loop posts three records a request). Delivery marks do not wake it: they wait for
+  // their grace anyway.
+  void post(op o, bool wake = true);
 
   request_journal& journal_;
   mutable std::mutex mutex_;
   std::condition_variable work_;    // posts, sync requests, stop
   std::condition_variable synced_;  // sync generations done
   std::vector<op> ops_;
-  uint64_t answers_posted_ = 0;
-  uint64_t committed_through_ = 0;
+  std::vector<EvalResult> committed_;  // answers committed, not yet taken
   uint64_t sync_wanted_ = 0, sync_done_ = 0;  // generations
   bool stopping_ = false;
+  bool sleeping_ = false;  // the writer waits on work_, and nobody has woken it yet
   std::exception_ptr failure_;  // the journal's error, rethrown to the serve loop
   int wake_fd_ = -1;
   std::thread thread_;

@@ -374,7 +374,7 @@ TEST(RequestJournal, KeepsEachZeroMqClientsRouteUntilItsAnswerIsDelivered) {
 // The writer commits on its own thread: an answer's number is reported committed only once
 // another reader (a restart) finds it, a synced commit waits for the accepted requests before
 // it, and a stop leaves nothing posted behind, even inside the batch window.
-TEST(JournalWriter, ReportsAnAnswerCommittedOnlyOnceARestartWouldFindIt) {
+TEST(JournalWriter, GivesAnAnswerBackOnlyOnceARestartWouldFindIt) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(::testing::TempDir()) / "journal_writer_test";
   fs::remove_all(dir);
@@ -394,22 +394,44 @@ TEST(JournalWriter, ReportsAnAnswerCommittedOnlyOnceARestartWouldFindIt) {
     request_journal journal(dir.string(), std::chrono::milliseconds(0), std::chrono::seconds(60));
     journal_writer writer(journal);
     writer.accepted(request, route);
-    const uint64_t number = writer.answered(answer, false);
-    EXPECT_EQ(number, 1u);
+    EvalResult other;
+    other.set_request_id("a2");
+    writer.answered({{answer, false}, {other, true}});
     pollfd woken{writer.wake_fd(), POLLIN, 0};
-    ASSERT_EQ(::poll(&woken, 1, 5000), 1) << "no commit reported in 5 s";
-    writer.clear_wake();
-    EXPECT_GE(writer.committed_through(), number);
-    EXPECT_EQ(stored(), (std::map<std::string, bool>{{"a", true}}));
+    std::vector<std::string> given_back;
+    while (given_back.size() < 2) {
+      ASSERT_EQ(::poll(&woken, 1, 5000), 1) << "no commit reported in 5 s";
+      writer.clear_wake();
+      for (const auto& committed : writer.take_committed()) {
+        given_back.push_back(committed.request_id());
+        if (committed.request_id() == "a")
+          EXPECT_TRUE(stored()["a"]) << "given back before it was committed";
+      }
+    }
+    EXPECT_EQ(given_back, (std::vector<std::string>{"a", "a2"}));
+    EXPECT_EQ(stored(), (std::map<std::string, bool>{{"a", true}}));  // a2 was never accepted: an answer alone
     EXPECT_EQ(::poll(&woken, 1, 0), 0);  // cleared, nothing new
+    EXPECT_TRUE(writer.take_committed().empty());
     request.set_request_id("b");
     writer.accepted(request, std::nullopt);  // the 60 s window would keep it back
     writer.commit_synced();
     EXPECT_EQ(stored(), (std::map<std::string, bool>{{"a", true}, {"b", false}}));
     request.set_request_id("c");
-    writer.accepted(request, std::nullopt);
+    Task suite_task;
+    suite_task.set_id("softmax_rows");
+    suite_task.set_source("class Model: pass");
+    *request.mutable_task() = suite_task;
+    writer.accepted(request, std::nullopt, &suite_task);  // the server's own task: kept by its id
+    request.set_request_id("d");
+    request.mutable_task()->set_source("class Model: other = 1");
+    writer.accepted(request, std::nullopt, &suite_task);  // a task of the client's own: kept whole
     writer.stop();
-    EXPECT_EQ(stored(), (std::map<std::string, bool>{{"a", true}, {"b", false}, {"c", false}}));
+    EXPECT_EQ(stored(), (std::map<std::string, bool>{{"a", true}, {"b", false}, {"c", false}, {"d", false}}));
+    std::map<std::string, bool> with_task;
+    for (auto& e : journal.load())
+      with_task[e.request.request_id()] = e.request.has_task();
+    EXPECT_FALSE(with_task["c"]);
+    EXPECT_TRUE(with_task["d"]);
   }
   fs::remove_all(dir);
 }
