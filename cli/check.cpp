@@ -53,10 +53,9 @@ command_line check_command_line() {
                 "batch_memory_mb=16384 (VALUE as JSON, else as text)")
       .flag("no-hacking-check", "record hacking evidence but do not let it change the verdict\n"
                                 "(an ablation, and how bench/ times the reference against itself)")
-      .flag("no-cupti", "on cuda, do not inject the CUPTI profiler (no coverage, no trace)")
-      .text("python", "PATH", "the Python with torch and triton (default: python3, or $KGYM_PYTHON)")
       .flag("verbose", "log the executor's progress to stderr")
       .config_file();
+  declare_sandbox_options(c);
   return c;
 }
 

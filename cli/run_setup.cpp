@@ -1,4 +1,5 @@
 #include "cli/run_setup.hpp"
+#include "cli/sandbox_options.hpp"
 
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
@@ -40,8 +41,6 @@ void declare_config_options(command_line& c) {
       .flag("no-eval-cache", "evaluate every answer, even a program already evaluated on the task")
       .text("trainer", "ENDPOINT", "the external trainer (ZeroMQ, e.g. tcp://127.0.0.1:5600;\n"
                                    "deploy/trainer/reference_trainer.py); without it an openai run only evaluates")
-      .text("python", "PATH", "the Python with torch and triton (default: python3, or $KGYM_PYTHON)")
-      .flag("no-cupti", "on cuda, do not inject the CUPTI profiler")
       .flag("quiet", "no progress lines (the log file still gets them)")
       .section("policy:")
       .choice<PolicyKind>("policy", "openai: an LLM behind an OpenAI-compatible server (vLLM, SGLang, llama.cpp,\n"
@@ -53,6 +52,8 @@ void declare_config_options(command_line& c) {
       .choice<OpenAIApi>("api", "which endpoint to use (default chat)")
       .number("temperature", "X", "sampling temperature (default 1.0)")
       .whole("max-tokens", "N", "longest answer (default 4096)");
+  c.section("sandbox:");
+  declare_sandbox_options(c);
 }
 
 std::string timestamped_dir(const std::string& parent) {

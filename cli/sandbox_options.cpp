@@ -6,11 +6,16 @@
 
 namespace kgym::cli {
 
+void declare_sandbox_options(command_line& c) {
+  c.text("python", "PATH", "the Python with torch and triton (default: python3)")
+      .env("KGYM_PYTHON")
+      .flag("no-cupti", "on cuda, do not inject the CUPTI profiler (no coverage, no trace)");
+}
+
 executor_options sandbox_options(const args& a, Device device) {
   executor_options exec;
   exec.launch.device = device;
-  const char* env_python = std::getenv("KGYM_PYTHON");
-  exec.launch.python = a.get("python", env_python && *env_python ? env_python : "python3");
+  exec.launch.python = a.get("python", "python3");
   exec.launch.sandbox_dir = sandbox_dir();
   if (device == CUDA && !a.has("no-cupti"))
     exec.launch.cupti_library = cupti_library();

@@ -3,10 +3,13 @@
 // library unless --no-cupti.
 #pragma once
 
-#include "cli/args.hpp"
+#include "cli/command_line.hpp"
 #include "gpu/executor/sandbox_evaluator.hpp"
 
 namespace kgym::cli {
+
+// The options sandbox_options reads, on a command line that runs executors.
+void declare_sandbox_options(command_line& c);
 
 executor_options sandbox_options(const args& a, Device device);
 

@@ -119,9 +119,8 @@ command_line serve_command_line() {
                                     "then each one's client gets an error saying to send it again")
       .section("sandbox:")
       .flag("gpu-sizes", "on cpu, run tasks at their full (GPU) sizes, not their task.json cpu_sizes")
-      .text("python", "PATH", "the Python with torch and triton (default: python3, or $KGYM_PYTHON)")
-      .flag("no-cupti", "on cuda, do not inject the CUPTI profiler")
       .config_file();
+  declare_sandbox_options(c);
   return c;
 }
 

@@ -46,11 +46,10 @@ command_line worker_command_line() {
                                     "Joining on loopback without them, a certificate from the CA that kgym\n"
                                     "serve made for this user (see kgym serve --help)")
       .flag("plain-loopback", "to a kgym serve --plain-loopback (no TLS; only for measurements)")
-      .text("python", "PATH", "the Python with torch and triton (default: python3, or $KGYM_PYTHON)")
-      .flag("no-cupti", "on cuda, do not inject the CUPTI profiler")
       .flag("null-executor", "executors that answer at once without running anything: only for\n"
                              "measuring the control plane (bench/dispatch_bench.py)")
       .config_file();
+  declare_sandbox_options(c);
   return c;
 }
 
