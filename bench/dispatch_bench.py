@@ -45,8 +45,10 @@ def make_certs() -> str:
 
 
 class Cluster:
-    def __init__(self, kgym: str, workers: int, certs: str = "", journal: bool = False, serve_args: list = ()):
-        """`certs`: cluster credentials (make_certs) for serve and workers; "plain": the plain
+    def __init__(self, kgym: str, workers: int, certs: str = "", journal: bool = False, serve_args: list = (),
+                 slots: int = 1):
+        """`slots`: null executors per worker (a GPU node has one per GPU).
+        `certs`: cluster credentials (make_certs) for serve and workers; "plain": the plain
         middleman (--plain-loopback, no TLS); "": as users get it on loopback (TLS under the
         user's own loopback CA). `journal`: serve journals every request and answer
         (--state-dir). `serve_args`: more for serve."""
@@ -61,7 +63,8 @@ class Cluster:
         self.endpoint = wait_line(f"{self.tmp}/api")
         join = "127.0.0.1:" + wait_line(f"{self.tmp}/port")
         # Over TLS a worker's name is its certificate's (w0, w1): --name then says the same.
-        self.workers = [subprocess.Popen([kgym, "worker", "--join", join, "--null-executor", "--name", f"w{i}"]
+        self.workers = [subprocess.Popen([kgym, "worker", "--join", join, "--null-executor", "--name", f"w{i}",
+                                          "--cpu-slots", str(slots)]
                                          + (["--plain-loopback"] if certs == "plain" else
                                             ["--cluster-certs", f"{certs}/w{i}"] if certs else []),
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -126,7 +129,7 @@ def journal_bytes(state_dir: str) -> int:
 
 def compare_tls(args) -> None:
     """Latency (500 requests one at a time) and answers/s (args.requests in flight after 500 to
-    warm up, 2 worker processes): plain, over TLS, and over TLS with the journal, alternated for
+    warm up, 2 worker processes of args.slots executors): plain, over TLS, and over TLS with the journal, alternated for
     args.rounds rounds so drift falls on all; medians, and the ratio to plain within each round
     (its median); and the journal's size per 100,000 requests."""
     certs = make_certs()
@@ -138,14 +141,15 @@ def compare_tls(args) -> None:
             cluster = Cluster(args.kgym, 1, tls, journal)
             inbound, outbound = cluster.latencies(500)
             cluster.close()
-            cluster = Cluster(args.kgym, 2, tls, journal)
+            cluster = Cluster(args.kgym, 2, tls, journal, slots=args.slots)
             cluster.run_batch(500)
             rate = cluster.run_batch(args.requests)
             cluster.close()  # the journal's last batch is committed on exit
             if journal:
                 journal_per_request = journal_bytes(cluster.state_dir) / (args.requests + 540)  # + the warm-ups
             rows[name].append((percentile(inbound, 50), percentile(outbound, 50), rate))
-    print(f"{'link':>12} {'in p50 ms':>10} {'out p50 ms':>11} {'answers/s':>10}   (medians of {args.rounds} rounds)")
+    print(f"{'link':>12} {'in p50 ms':>10} {'out p50 ms':>11} {'answers/s':>10}   (medians of {args.rounds} rounds, "
+          f"{args.slots} executor(s) a worker)")
     median = {name: tuple(percentile([r[i] for r in runs], 50) for i in range(3)) for name, runs in rows.items()}
     for name, (inbound, outbound, rate) in median.items():
         print(f"{name:>12} {inbound:>10.3f} {outbound:>11.3f} {rate:>10.0f}")
@@ -193,6 +197,9 @@ def main():
     parser.add_argument("--tls", action="store_true",
                         help="only compare plain, TLS (cluster credentials) and TLS + the request journal, same run")
     parser.add_argument("--rounds", type=int, default=5, help="for --tls: rounds of the three setups")
+    parser.add_argument("--slots", type=int, default=1,
+                        help="for --tls: executors per worker process (1: each answer waits for a round trip "
+                             "to its worker; 8: as a node with 8 GPUs, the control plane's capacity)")
     parser.add_argument("--soak", type=int, default=0, help="only the soak: this many requests, RSS as they go")
     parser.add_argument("--max-answers", type=int, default=10000, help="for the soak: kgym serve --max-answers")
     args = parser.parse_args()
