@@ -598,7 +598,6 @@ int run_serve(const std::vector<std::string>& argv) {
     auto now = std::chrono::steady_clock::now();
     // Answers are journaled and committed (by the writer's thread) before any client has them,
     // so one a client got is never evaluated again after a crash.
-    std::vector<journal_writer::answer_record> to_journal;
     for (auto& [id, result] : finished->take()) {
       EvalResult answer;
       *answer.mutable_result() = std::move(result);
@@ -609,14 +608,11 @@ int run_serve(const std::vector<std::string>& argv) {
       }
       // Over HTTP an answer counts as delivered once kept (its client fetches it).
       const bool delivered = !requests.waits_over_zmq(id);
-      to_journal.push_back({std::move(answer), delivered});
+      writer->answered(std::move(answer), delivered);
     }
-    if (writer) {
-      if (!to_journal.empty())
-        writer->answered(std::move(to_journal));
+    if (writer)
       for (auto& answer : writer->take_committed())
         release(std::move(answer), now);
-    }
     for (auto& r : requests.due(now)) {  // answers whose ZeroMQ client could not take them before
       if (!reply(socket, r.route, r.answer)) {
         requests.retry(std::move(r), now);
@@ -636,6 +632,8 @@ int run_serve(const std::vector<std::string>& argv) {
       items[3].events = ZMQ_POLLIN;  // answers committed
     const auto wait = std::chrono::milliseconds(requests.waiting_redelivery() ? 100 : 200);
     publish_counts();  // for the page (--web): what this pass did, before it sleeps
+    if (writer)
+      writer->flush();  // what this pass gave the journal: one hand-over a pass
     try {
       zmq::poll(items, 4, wait);
     } catch (const zmq::error_t& e) {

@@ -27,23 +27,37 @@ journal_writer::~journal_writer() {
   ::close(wake_fd_);
 }
 
-void journal_writer::post(op o, bool wake) {
-  ops_.push_back(std::move(o));
-  if (wake && sleeping_) {  // else it is awake, and looks at the queue again before it sleeps
+void journal_writer::accepted(EvalRequest request, std::optional<ReplyRoute> route, const Task* suite_task) {
+  gathered_.push_back(accept_op{std::move(request), std::move(route), suite_task});
+  wake_on_flush_ = true;
+}
+
+void journal_writer::answered(EvalResult answer, bool delivered) {
+  gathered_.push_back(answer_record{std::move(answer), delivered});
+  wake_on_flush_ = true;
+}
+
+void journal_writer::delivered(std::string request_id) {
+  gathered_.push_back(delivered_op{std::move(request_id)});  // waits for its grace anyway: no wake-up
+}
+
+void journal_writer::compact(std::chrono::seconds keep) {
+  gathered_.push_back(compact_op{keep});
+  wake_on_flush_ = true;
+}
+
+void journal_writer::flush() {
+  if (gathered_.empty())
+    return;
+  std::lock_guard lock(mutex_);
+  for (auto& o : gathered_)
+    ops_.push_back(std::move(o));
+  gathered_.clear();
+  if (wake_on_flush_ && sleeping_) {  // else it is awake, and looks at the queue again before it sleeps
     sleeping_ = false;
     work_.notify_one();
   }
-}
-
-void journal_writer::accepted(EvalRequest request, std::optional<ReplyRoute> route, const Task* suite_task) {
-  std::lock_guard lock(mutex_);
-  post(accept_op{std::move(request), std::move(route), suite_task});
-}
-
-void journal_writer::answered(std::vector<answer_record> answers) {
-  std::lock_guard lock(mutex_);
-  for (auto& a : answers)
-    post(std::move(a));
+  wake_on_flush_ = false;
 }
 
 std::vector<EvalResult> journal_writer::take_committed() {
@@ -53,17 +67,8 @@ std::vector<EvalResult> journal_writer::take_committed() {
   return std::exchange(committed_, {});
 }
 
-void journal_writer::delivered(std::string request_id) {
-  std::lock_guard lock(mutex_);
-  post(delivered_op{std::move(request_id)}, /*wake=*/false);
-}
-
-void journal_writer::compact(std::chrono::seconds keep) {
-  std::lock_guard lock(mutex_);
-  post(compact_op{keep});
-}
-
 void journal_writer::commit_synced() {
+  flush();
   std::unique_lock lock(mutex_);
   const uint64_t generation = ++sync_wanted_;
   work_.notify_one();
@@ -78,6 +83,7 @@ void journal_writer::clear_wake() {
 }
 
 void journal_writer::stop() {
+  flush();
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;

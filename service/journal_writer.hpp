@@ -6,8 +6,10 @@
 // Answers are still committed before any client has them: the loop hands its answers to the
 // writer and gets them back from take_committed() once committed (wake_fd() becomes readable
 // then). commit_synced() waits until everything posted so far is on disk (an HTTP submission's
-// 202). The journal is the writer's alone from construction until stop(). The loop's thread
-// only moves records into a queue: it wakes the writer when the queue was empty, not per record.
+// 202). The journal is the writer's alone from construction until stop(). The records are
+// gathered by the serve loop's thread without a lock and handed over by flush(), once a pass
+// of the loop: one lock and at most one wake-up a pass, not a few a request (each a futex call
+// and a context switch). Everything but take_committed() is for that one thread.
 #pragma once
 
 #include <condition_variable>
@@ -38,12 +40,14 @@ class journal_writer {
     EvalResult answer;
     bool delivered;  // nobody waits over ZeroMQ (an HTTP client fetches it)
   };
-  // One turn's answers, in order: committed, then given back by take_committed().
-  void answered(std::vector<answer_record> answers);
+  // Committed, then given back by take_committed(), in the order answered.
+  void answered(EvalResult answer, bool delivered);
   // The answers committed since the last call, in the order they were posted.
   std::vector<EvalResult> take_committed();
   void delivered(std::string request_id);
   void compact(std::chrono::seconds keep);
+  // Hands what was gathered since the last flush to the writer.
+  void flush();
   // Returns once everything posted before it is committed and synced.
   void commit_synced();
   // Readable while committed answers wait to be taken; clear_wake() empties it.
@@ -70,16 +74,13 @@ class journal_writer {
   void run();
   // Applies `ops`; returns the answers among them (moved out), in order.
   std::vector<EvalResult> apply(std::vector<op>& ops);
-  // Queues `o` (under mutex_); with `wake`, wakes the writer if it sleeps and nobody woke it yet:
-  // one wake-up per sleep, not per record (each is a futex call and a context switch, and the
-  // serve loop posts three records a request). Delivery marks do not wake it: they wait for
-  // their grace anyway.
-  void post(op o, bool wake = true);
 
   request_journal& journal_;
   mutable std::mutex mutex_;
   std::condition_variable work_;    // posts, sync requests, stop
   std::condition_variable synced_;  // sync generations done
+  std::vector<op> gathered_;  // the serve loop's, not yet flushed (no lock)
+  bool wake_on_flush_ = false;
   std::vector<op> ops_;
   std::vector<EvalResult> committed_;  // answers committed, not yet taken
   uint64_t sync_wanted_ = 0, sync_done_ = 0;  // generations

@@ -396,7 +396,9 @@ TEST(JournalWriter, GivesAnAnswerBackOnlyOnceARestartWouldFindIt) {
     writer.accepted(request, route);
     EvalResult other;
     other.set_request_id("a2");
-    writer.answered({{answer, false}, {other, true}});
+    writer.answered(answer, false);
+    writer.answered(other, true);
+    writer.flush();
     pollfd woken{writer.wake_fd(), POLLIN, 0};
     std::vector<std::string> given_back;
     while (given_back.size() < 2) {
