@@ -33,7 +33,7 @@ void journal_writer::accepted(EvalRequest request, std::optional<ReplyRoute> rou
 }
 
 void journal_writer::answered(EvalResult answer, bool delivered) {
-  gathered_.push_back(answer_record{std::move(answer), delivered});
+  gathered_.push_back(answer_op{std::move(answer), delivered});
   wake_on_flush_ = true;
 }
 

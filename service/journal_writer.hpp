@@ -36,11 +36,8 @@ class journal_writer {
   // `suite_task`: the server's own task of that id (it outlives the writer), if any; a request
   // for exactly it is journaled by its id only (the journal stays small; a restart resolves it).
   void accepted(EvalRequest request, std::optional<ReplyRoute> route, const Task* suite_task = nullptr);
-  struct answer_record {
-    EvalResult answer;
-    bool delivered;  // nobody waits over ZeroMQ (an HTTP client fetches it)
-  };
-  // Committed, then given back by take_committed(), in the order answered.
+  // Committed, then given back by take_committed(), in the order answered. `delivered`: nobody
+  // waits for it over ZeroMQ (an HTTP client fetches it).
   void answered(EvalResult answer, bool delivered);
   // The answers committed since the last call, in the order they were posted.
   std::vector<EvalResult> take_committed();
@@ -62,7 +59,10 @@ class journal_writer {
     std::optional<ReplyRoute> route;
     const Task* suite_task;
   };
-  using answer_op = answer_record;
+  struct answer_op {
+    EvalResult answer;
+    bool delivered;
+  };
   struct delivered_op {
     std::string request_id;
   };
