@@ -87,11 +87,29 @@ bool reply(zmq::socket_t& socket, const ReplyRoute& route, const EvalResult& res
   }
 }
 
+// Sends each evaluation to the scheduler and queues its answer for the loop: one actor for
+// all requests (an actor spawned per request cost serve's thread a spawn and a teardown each).
+caf::behavior scheduler_client(caf::event_based_actor* self, std::shared_ptr<finished_queue> finished,
+                               scheduler_actor scheduler) {
+  return {[=](const ExecRequest& exec_request) {
+    self->request(scheduler, caf::infinite, exec_request)
+        .then([=](const ExecResult& result) { finished->push(exec_request.request_id(), result); },
+              [=](caf::error& error) {
+                ExecResult failed;
+                failed.set_verdict(INTERNAL_ERROR);
+                failed.set_message("the scheduler failed: " + self->system().render(error));
+                finished->push(exec_request.request_id(), failed);
+              });
+  }};
+}
+
 class eval_service {
  public:
   eval_service(caf::actor_system& system, const eval_service_setup& setup, const volatile std::sig_atomic_t& stop)
       : system(system), setup(setup), stop(stop), socket(*setup.socket), http(setup.http), suite(*setup.suite),
-        journal(setup.journal), requests(setup.table_limits), asking(system) {}
+        journal(setup.journal), requests(setup.table_limits), asking(system),
+        to_scheduler(system.spawn(scheduler_client, finished, setup.scheduler)) {}
+  ~eval_service() { caf::anon_send_exit(to_scheduler, caf::exit_reason::user_shutdown); }
 
   // A restart with a journal: answers kept are served from it, the rest evaluated again; then
   // the journal is its writer's (a thread of its own).
@@ -258,16 +276,7 @@ class eval_service {
     exec_request.set_device(setup.device);
     *exec_request.mutable_options() = request.options();
     exec_request.mutable_options()->set_apply_cpu_sizes(setup.device == CPU && setup.cpu_sizes);
-    system.spawn([finished = finished, scheduler = setup.scheduler, exec_request](caf::event_based_actor* self) {
-      self->request(scheduler, caf::infinite, exec_request)
-          .then([=](const ExecResult& result) { finished->push(exec_request.request_id(), result); },
-                [=](caf::error& error) {
-                  ExecResult failed;
-                  failed.set_verdict(INTERNAL_ERROR);
-                  failed.set_message("the scheduler failed: " + self->system().render(error));
-                  finished->push(exec_request.request_id(), failed);
-                });
-    });
+    caf::anon_send(to_scheduler, std::move(exec_request));
   }
 
   // Called once its evaluation started: the request is the journal's then (what this thread
@@ -476,6 +485,7 @@ class eval_service {
   const std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();
   caf::scoped_actor asking;
   std::unique_ptr<journal_writer> writer;
+  caf::actor to_scheduler;  // scheduler_client: after `finished`, which it shares
 };
 
 }  // namespace
