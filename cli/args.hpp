@@ -38,10 +38,12 @@ class args {
   std::vector<std::string> positional_;
 };
 
-// --name's value as a value of the schema's enum E ("cuda" for CUDA); anything else is refused
-// with the names E accepts.
+// --name's value as a value of the schema's enum E ("cuda" for CUDA), `fallback` when not
+// given; anything else is refused with the names E accepts.
 template <class E>
-E choice(const args& a, const std::string& name) {
+E choice(const args& a, const std::string& name, std::optional<E> fallback = std::nullopt) {
+  if (fallback && !a.has(name))
+    return *fallback;
   const std::string text = a.get(name);
   if (auto value = enum_named<E>(text))
     return *value;

@@ -92,13 +92,13 @@ int run_check(const std::vector<std::string>& argv) {
     for (const auto& file : resolve_candidates(task_path, a.all("candidate")))
       work.emplace_back(task, file);
   }
-  const Device device = a.has("device") ? choice<Device>(a, "device") : CPU;
+  const Device device = choice<Device>(a, "device", CPU);
 
   EvalOptions options;
   options.set_correctness_trials(static_cast<int>(a.whole("trials", 0)));
   options.set_atol(a.number("atol", 0));
   options.set_rtol(a.number("rtol", 0));
-  options.set_precision(a.has("precision") ? choice<Precision>(a, "precision") : FP32);
+  options.set_precision(choice<Precision>(a, "precision", FP32));
   options.set_tolerances(tolerance_set_named(a.get("tolerances", "kernelbench")));
   options.set_timing_reps(static_cast<int>(a.whole("timing-reps", 0)));
   double timeout = a.number("timeout", 0);

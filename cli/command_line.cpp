@@ -17,7 +17,7 @@ struct command_line::declared {
   std::string value_name;  // "N"; for one_of, the choices joined by '|'
   std::string help;
   CLI::Option* option = nullptr;
-  std::string env;
+  std::string env = {};
   bool required = false;
 };
 

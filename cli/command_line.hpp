@@ -41,12 +41,7 @@ class command_line {
   // One of the schema enum E's values by name (any case): "--device cpu|cuda".
   template <class E>
   command_line& choice(const std::string& name, const std::string& help) {
-    std::vector<std::string> names;
-    const auto* d = google::protobuf::GetEnumDescriptor<E>();
-    for (int i = 0; i < d->value_count(); ++i)
-      if (!unspecified(d->value(i)))
-        names.push_back(lower_name(static_cast<E>(d->value(i)->number())));
-    return one_of(name, names, help);
+    return one_of(name, enum_names<E>(), help);
   }
   // --name, no value.
   command_line& flag(const std::string& name, const std::string& help);

@@ -64,7 +64,7 @@ std::string timestamped_dir(const std::string& parent) {
 }
 
 TrainConfig config_from_args(const args& a) {
-  const Device device = a.has("device") ? choice<Device>(a, "device") : CPU;
+  const Device device = choice<Device>(a, "device", CPU);
   TrainConfig c = a.has("config") ? load_train_config(a.get("config"), device) : default_train_config(device);
   if (a.has("device"))
     c.set_device(device);

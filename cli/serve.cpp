@@ -139,7 +139,7 @@ int run_serve(const std::vector<std::string>& argv) {
   if (!is_loopback_endpoint(endpoint) && secret.empty())
     throw std::invalid_argument("refusing to serve the API on " + endpoint + " without a secret: set " + secret_env +
                                 " (clients then send it in EvalRequest.secret), or use tcp://127.0.0.1");
-  const Device device = a.has("device") ? choice<Device>(a, "device") : CPU;
+  const Device device = choice<Device>(a, "device", CPU);
   size_t max_bytes = static_cast<size_t>(a.whole("max-request-bytes", 4 << 20));
   std::map<std::string, Task> suite;
   for (const auto& path : find_tasks(a.get("tasks-dir", builtin_tasks_dir()))) {
@@ -256,10 +256,12 @@ int run_serve(const std::vector<std::string>& argv) {
   setup.journal = journal.get();
   setup.table_limits = table_limits;
   setup.drain_timeout = std::chrono::duration<double>(a.number("drain-timeout", 120));
-  setup.on_counts = [board](const ServeStatus& counts) { board->set_counts(counts); };
-  setup.on_answer = [board](const EvalResult& answer) {
-    board->answered(answer, std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
-  };
+  if (web_page) {  // without a page nobody reads the board: the loop keeps nothing for it
+    setup.on_counts = [board](const ServeStatus& counts) { board->set_counts(counts); };
+    setup.on_answer = [board](const EvalResult& answer) {
+      board->answered(answer, std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+    };
+  }
   run_eval_service(system, setup, stop_requested);
   caf::scoped_actor self{system};
   for (const auto& e : executors)

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kgym {
 
@@ -38,19 +39,24 @@ std::optional<E> enum_named(std::string text) {
   return static_cast<E>(v->number());
 }
 
-// The names a field of type E accepts, for an error: "cpu or cuda", "trloo, grpo or ...".
+// The names a field of type E accepts, in the schema's order: {"cpu", "cuda"}.
+template <class E>
+std::vector<std::string> enum_names() {
+  const auto* d = google::protobuf::GetEnumDescriptor<E>();
+  std::vector<std::string> names;
+  for (int i = 0; i < d->value_count(); ++i)
+    if (!unspecified(d->value(i)))
+      names.push_back(lower_name(static_cast<E>(d->value(i)->number())));
+  return names;
+}
+
+// The same for an error: "cpu or cuda", "trloo, grpo or ...".
 template <class E>
 std::string enum_choices() {
-  const auto* d = google::protobuf::GetEnumDescriptor<E>();
+  const auto names = enum_names<E>();
   std::string out;
-  int listed = 0;
-  for (int i = 0; i < d->value_count(); ++i) {
-    if (unspecified(d->value(i)))
-      continue;
-    const bool last = i == d->value_count() - 1;
-    out += (listed == 0 ? "" : last ? " or " : ", ") + lower_name(static_cast<E>(d->value(i)->number()));
-    ++listed;
-  }
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
   return out;
 }
 

@@ -235,8 +235,8 @@ class eval_service {
     socket.close();  // sends what ZeroMQ still holds (linger: 1 s)
     if (writer)
       writer->stop();  // everything posted is committed; the journal is this thread's again
-    if (setup.journal)
-      setup.journal->settle_deliveries();  // then every answer handed over counts as delivered
+    if (journal)
+      journal->settle_deliveries();  // then every answer handed over counts as delivered
     spdlog::info("kgym serve: stopped after {} answers and {} refusals{}", served, refused,
                  unfinished ? "; " + std::to_string(unfinished) + " left unfinished were told so" : "");
     return served;

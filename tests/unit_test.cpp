@@ -406,8 +406,9 @@ TEST(JournalWriter, GivesAnAnswerBackOnlyOnceARestartWouldFindIt) {
       writer.clear_wake();
       for (const auto& committed : writer.take_committed()) {
         given_back.push_back(committed.request_id());
-        if (committed.request_id() == "a")
+        if (committed.request_id() == "a") {
           EXPECT_TRUE(stored()["a"]) << "given back before it was committed";
+        }
       }
     }
     EXPECT_EQ(given_back, (std::vector<std::string>{"a", "a2"}));

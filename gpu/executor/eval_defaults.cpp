@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "messages/enum_names.hpp"
 #include "messages/json.hpp"
 
 namespace kgym {
@@ -19,10 +20,9 @@ std::string upper(std::string text) {
 }  // namespace
 
 Precision precision_named(const std::string& name) {
-  Precision precision;
-  if (!Precision_Parse(upper(name), &precision))
-    throw std::invalid_argument("precision must be fp32, fp16 or bf16, got '" + name + "'");
-  return precision;
+  if (auto precision = enum_named<Precision>(name))
+    return *precision;
+  throw std::invalid_argument("precision must be " + enum_choices<Precision>() + ", got '" + name + "'");
 }
 
 ToleranceSet tolerance_set_named(const std::string& name) {
