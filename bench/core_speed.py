@@ -74,6 +74,33 @@ def one_process(core: int, device: str, rounds: int, launches: int, copy: bool, 
     return float(subprocess.run(command, capture_output=True, text=True, check=True, env=env).stdout)
 
 
+def interleaved_processes(core: int, device: str, rounds: int, launches: int, copy: bool, count: int) -> list:
+    """`count` fresh interpreters alive together on `core`, timed in turn (a fresh random order
+    each round): unlike `one_process` one after the other, a drift of the machine over time
+    falls on all of them alike, so what spreads them is theirs. Each one's median."""
+    code = (f"import os, sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
+            f"os.sched_setaffinity(0, {{{core}}}); import torch, core_speed\n"
+            f"for line in sys.stdin:\n"
+            f"    print(core_speed.launch_loop_us(torch, {device!r}, {launches}, {copy}), flush=True)")
+    children = [subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 text=True) for _ in range(count)]
+
+    def time_one(child) -> float:
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        return float(child.stdout.readline())
+    for child in children:  # each starts CUDA and warms up before any round counts
+        time_one(child)
+    times = [[] for _ in children]
+    for _ in range(rounds):
+        for i in random.sample(range(count), count):
+            times[i].append(time_one(children[i]))
+    for child in children:
+        child.stdin.close()
+        child.wait()
+    return [statistics.median(t) for t in times]
+
+
 def forked_process(torch, core: int, device: str, rounds: int, launches: int, copy: bool) -> float:
     """A child forked from this process (which has not touched CUDA) on `core`: its median."""
     read_end, write_end = os.pipe()
@@ -128,6 +155,8 @@ def main():
     core = cores[-1]  # processes first: forking needs CUDA untouched here
     print_table(f"fresh process on core {core}",
                 [one_process(core, device, args.rounds, args.launches, args.copy) for _ in range(args.processes)])
+    print_table(f"fresh processes alive together, timed in turn, on core {core}",
+                interleaved_processes(core, device, args.rounds, args.launches, args.copy, args.processes))
     print_table(f"fresh process, layout fixed, on core {core}",
                 [one_process(core, device, args.rounds, args.launches, args.copy, True) for _ in range(args.processes)])
     print_table(f"forked process on core {core}",
