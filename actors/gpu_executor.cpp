@@ -1,4 +1,6 @@
 #include "actors/gpu_executor.hpp"
+
+#include "actors/profiler.hpp"
 #include "messages/evidence.hpp"
 
 #include <caf/all.hpp>
@@ -8,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 namespace kgym {
@@ -23,8 +26,9 @@ evaluation_worker_actor::behavior_type evaluation_worker(
     evaluation_worker_actor::stateful_pointer<evaluation_worker_state> self, executor_options options) {
   self->state.evaluator = std::make_unique<sandbox_evaluator>(std::move(options));
   return {
-      [self](const ExecRequest& request, const SandboxEvent::Built& built) -> ExecResult {
-        return self->state.evaluator->evaluate(request, &built);
+      [self](const ExecRequest& request, const SandboxEvent::Built& built) -> std::tuple<ExecResult, CandidateTrace> {
+        auto [result, trace] = self->state.evaluator->evaluate_on_device(request, &built);
+        return {std::move(result), std::move(trace)};
       },
   };
 }
@@ -47,6 +51,7 @@ struct gpu_executor_state {
   Device device = CPU;
   std::shared_ptr<cancellations> withdrawn;  // the evaluation worker's too
   evaluation_worker_actor evaluation;
+  profiler_actor profiler;  // rules on each evaluation's trace
   std::vector<build_worker_actor> builders;
   std::vector<int> building;  // requests in each build worker
   static inline const char* name = "gpu_executor";
@@ -73,6 +78,7 @@ gpu_executor_actor::behavior_type gpu_executor_impl(
   }
   self->state.withdrawn = options.withdrawn;
   self->state.evaluation = self->system().spawn<caf::detached>(evaluation_worker, std::move(options));
+  self->state.profiler = spawn_profiler(self->system());
   return {
       [self](cancel_atom, const std::string& request_id) { self->state.withdrawn->cancel(request_id); },
       [self](ExecRequest request) -> caf::typed_response_promise<ExecResult> {
@@ -84,11 +90,16 @@ gpu_executor_actor::behavior_type gpu_executor_impl(
           request.mutable_options()->set_apply_cpu_sizes(false);
         auto promise = self->make_response_promise<ExecResult>();
         auto evaluate = [self, promise](const ExecRequest& request, const SandboxEvent::Built& built) mutable {
+          auto failed = [self, promise, request](caf::error& error) mutable {
+            promise.deliver(worker_failed(request, "the evaluation failed: " + self->system().render(error)));
+          };
           self->request(self->state.evaluation, caf::infinite, request, built)
-              .then([promise](ExecResult& result) mutable { promise.deliver(std::move(result)); },
-                    [self, promise, request](caf::error& error) mutable {
-                      promise.deliver(worker_failed(request, "the evaluation failed: " + self->system().render(error)));
-                    });
+              .then(
+                  [self, promise, failed](ExecResult& result, CandidateTrace& trace) mutable {
+                    self->request(self->state.profiler, caf::infinite, std::move(result), std::move(trace))
+                        .then([promise](ExecResult& ruled) mutable { promise.deliver(std::move(ruled)); }, failed);
+                  },
+                  failed);
         };
         if (self->state.builders.empty() || !uses_extensions(request.candidate().source())) {
           evaluate(request, SandboxEvent::Built{});

@@ -23,10 +23,12 @@ using gpu_executor_actor =
     caf::typed_actor<caf::replies_to<ExecRequest>::with<ExecResult>, caf::reacts_to<cancel_atom, std::string>>;
 
 // The executor's workers (detached, each blocking in its own thread): the device's one
-// evaluation at a time, given what was built for the candidate; and a build of a candidate's
-// extensions (several of these work at once).
+// evaluation at a time, given what was built for the candidate, answered as the device left
+// it with the candidate's trace (the executor's profiler rules on it while the device moves
+// on: actors/profiler.hpp); and a build of a candidate's extensions (several of these work at
+// once).
 using evaluation_worker_actor =
-    caf::typed_actor<caf::replies_to<ExecRequest, SandboxEvent::Built>::with<ExecResult>>;
+    caf::typed_actor<caf::replies_to<ExecRequest, SandboxEvent::Built>::with<ExecResult, CandidateTrace>>;
 using build_worker_actor = caf::typed_actor<caf::replies_to<ExecRequest>::with<SandboxEvent::Built>>;
 
 // How many candidates' extensions an executor builds at once (each a builder process).

@@ -2,7 +2,7 @@
 
 #include <caf/all.hpp>
 
-#include "gpu/profiler/trace_check.hpp"
+#include "gpu/executor/trace_ruling.hpp"
 
 namespace kgym {
 
@@ -10,8 +10,8 @@ namespace {
 
 profiler_actor::behavior_type profiler_impl(profiler_actor::pointer) {
   return {
-      [](const std::string& trace_path, const std::string& key_hex) -> ProfileReport {
-        return profile_of(read_checked_trace(trace_path, key_hex));
+      [](ExecResult& result, const CandidateTrace& trace) -> ExecResult {
+        return rule_on_trace(std::move(result), trace);
       },
   };
 }

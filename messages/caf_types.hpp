@@ -42,6 +42,7 @@ inline void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<SchedulerStatus>("kgym.SchedulerStatus");
   cfg.add_message_type<SandboxEvent::Built>("kgym.SandboxEvent.Built");
   cfg.add_message_type<ProfileReport>("kgym.ProfileReport");
+  cfg.add_message_type<CandidateTrace>("kgym.CandidateTrace");
   cfg.add_message_type<GenerateRequest>("kgym.GenerateRequest");
   cfg.add_message_type<Completion>("kgym.Completion");
   cfg.add_message_type<CompileRequest>("kgym.CompileRequest");

@@ -21,6 +21,8 @@
 #include "policy/openai_wire.hpp"
 #include "actors/gpu_executor.hpp"
 #include "actors/profiler.hpp"
+#include "gpu/executor/trace_ruling.hpp"
+#include "messages/evidence.hpp"
 #include "actors/scheduler.hpp"
 #include "pipeline/bounded_cache.hpp"
 #include "pipeline/content_hash.hpp"
@@ -1130,31 +1132,54 @@ TEST(TraceProfile, KernelsSpanningMoreThanTheTimedRegionAreHacked) {
   EXPECT_EQ(hidden.evidence(0).kind(), "work_outside_timed_region");
 }
 
-TEST(ProfilerActor, AnswersWithTheReportOfARecordedTrace) {
+TEST(ProfilerActor, RulesOnARecordedTraceAsTheDeviceLeftTheResult) {
   caf::actor_system_config cfg;
   add_message_types(cfg);
   caf::actor_system system{cfg};
   auto profiler = spawn_profiler(system);
   caf::scoped_actor self{system};
-  auto ask = [&](const std::string& key_hex) {
-    ProfileReport report;
-    self->request(profiler, std::chrono::seconds(30), source_path("tests/data/traces/matmul_bias_relu_lazy.jsonl"),
-                  key_hex)
-        .receive([&](const ProfileReport& r) { report = r; },
-                 [&](const caf::error& e) { FAIL() << system.render(e); });
-    return report;
+  const std::string trace_file = source_path("tests/data/traces/matmul_bias_relu_lazy.jsonl");
+  const std::string key = read_text(source_path("tests/data/traces/matmul_bias_relu_lazy.key")).substr(0, 32);
+  ExecRequest request;  // as the recording evaluation ran: 5 trials, 5 traced reps, on the GPU
+  request.set_request_id("r1");
+  request.set_device(CUDA);
+  request.mutable_options()->set_correctness_trials(5);
+  request.mutable_options()->set_traced_reps(5);
+  request.mutable_candidate()->set_source(read_text(source_path("tasks/matmul_bias_relu/candidates/lazy.py")));
+  ExecResult device_left = result_for(request);  // OK, with the judge's clock far above every window
+  device_left.set_verdict(OK);
+  const auto calls = read_checked_trace(trace_file, key).phase_calls;
+  for (auto n = std::count(calls.begin(), calls.end(), "batch"); n > 0; --n)
+    device_left.add_timed_batch_ms(1e6);
+  for (int i = 0; i < 5; ++i)
+    device_left.add_traced_rep_ms(1e6);
+  auto ask = [&](const CandidateTrace& trace) {
+    ExecResult ruled;
+    self->request(profiler, std::chrono::seconds(30), device_left, trace)
+        .receive([&](const ExecResult& r) { ruled = r; }, [&](const caf::error& e) { FAIL() << system.render(e); });
+    return ruled;
   };
-  ProfileReport report = ask(read_text(source_path("tests/data/traces/matmul_bias_relu_lazy.key")).substr(0, 32));
-  EXPECT_EQ(report.evidence_source(), "cupti");
-  EXPECT_GT(report.coverage(), 0.01);
-  EXPECT_LT(report.coverage(), 0.02);
-  EXPECT_EQ(report.trace_lines_rejected(), 0);
-  EXPECT_TRUE(report.trace_ended());
-  ProfileReport wrong_key = ask("000102030405060708090a0b0c0d0e0f");  // nothing is taken
-  EXPECT_EQ(wrong_key.kernels_seen(), 0);
-  EXPECT_EQ(wrong_key.trace_lines_rejected(),
-            static_cast<int>(trace_lines(source_path("tests/data/traces/matmul_bias_relu_lazy.jsonl")).size()));
-  EXPECT_FALSE(wrong_key.trace_ended());
+  ExecResult ruled = ask(read_candidate_trace(trace_file, key, request));
+  EXPECT_EQ(Verdict_Name(ruled.verdict()), "OK") << ruled.message();
+  EXPECT_EQ(ruled.profile().evidence_source(), "cupti");
+  EXPECT_GT(ruled.profile().coverage(), 0.01);
+  EXPECT_LT(ruled.profile().coverage(), 0.02);
+  EXPECT_TRUE(ruled.profile().trace_ended());
+  EXPECT_EQ(ruled.harness_seconds().count("trace_check"), 1u);
+  // Under another key no line is the library's: forged.
+  ExecResult wrong_key = ask(read_candidate_trace(trace_file, "000102030405060708090a0b0c0d0e0f", request));
+  EXPECT_EQ(Verdict_Name(wrong_key.verdict()), "HACKED");
+  EXPECT_TRUE(has_evidence(wrong_key, "trace_forged"));
+  EXPECT_EQ(wrong_key.profile().kernels_seen(), 0);
+  // One fewer timed batch than the trace shows: the phase calls are not the harness's.
+  device_left.mutable_timed_batch_ms()->RemoveLast();
+  ExecResult fewer = ask(read_candidate_trace(trace_file, key, request));
+  EXPECT_EQ(Verdict_Name(fewer.verdict()), "HACKED");
+  EXPECT_TRUE(has_evidence(fewer, "phase_sequence"));
+  // No trace made (no key): nothing ruled, the verdict stands.
+  ExecResult untraced = ask(CandidateTrace{});
+  EXPECT_EQ(Verdict_Name(untraced.verdict()), "OK");
+  EXPECT_EQ(untraced.harness_seconds().count("trace_check"), 0u);
   self->send_exit(profiler, caf::exit_reason::user_shutdown);
 }
 

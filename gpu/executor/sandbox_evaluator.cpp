@@ -16,12 +16,10 @@
 
 #include "gpu/executor/eval_defaults.hpp"
 #include "gpu/executor/process_watch.hpp"
-#include "gpu/executor/scrub.hpp"
+#include "gpu/executor/trace_ruling.hpp"
 #include "gpu/executor/workdir.hpp"
-#include "gpu/profiler/request_windows.hpp"
 #include "gpu/profiler/trace_check.hpp"
 #include "gpu/profiler/untrusted_file.hpp"
-#include "gpu/profiler/trace_profile.hpp"
 #include "messages/evidence.hpp"
 
 namespace kgym {
@@ -204,11 +202,18 @@ std::string sandbox_evaluator::ensure_zygote() {
 }
 
 ExecResult sandbox_evaluator::evaluate(const ExecRequest& request, const SandboxEvent::Built* prebuilt) {
+  auto [result, trace] = evaluate_on_device(request, prebuilt);
+  return rule_on_trace(std::move(result), trace);
+}
+
+std::pair<ExecResult, CandidateTrace> sandbox_evaluator::evaluate_on_device(const ExecRequest& request,
+                                                                          const SandboxEvent::Built* prebuilt) {
+  CandidateTrace trace;
   if (options_.withdrawn->cancelled(request.request_id())) {  // withdrawn before it started: nothing built
     options_.withdrawn->forget(request.request_id());
     ExecResult result = result_for(request);
     fail(&result, CANCELLED, "start", "withdrawn by its client before it ran");
-    return result;
+    return {result, trace};
   }
   SandboxEvent::Built built;
   if (prebuilt) {
@@ -221,15 +226,12 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& request, const Sandbox
   // wall_s is the evaluation's own time; a build's is harness_seconds' extension_build.
   const auto started = clock_type::now();
   ExecResult result = build_failure(request, built);
-  if (result.verdict() != VERDICT_UNSPECIFIED) {
-    scrub_result(&result, process_secrets());
-    spdlog::info("request {} task {} candidate {}: {} ({})", request.request_id(), request.task().id(),
-                 request.candidate().id(), Verdict_Name(result.verdict()), result.message().substr(0, 200));
-    return result;
-  }
+  if (result.verdict() != VERDICT_UNSPECIFIED)
+    return {result, trace};
   bool candidates_every_time = true;  // each shortage met in the candidate's process
   for (int attempt = 1;; ++attempt) {
-    result = evaluate_once(request, built);
+    trace.Clear();  // the last attempt's is the one ruled on
+    result = evaluate_once(request, built, &trace);
     result.set_attempts(attempt);
     candidates_every_time = candidates_every_time && has_evidence(result, "candidate_out_of_device_memory");
     if (!result.own_device_memory_exhausted() || attempt >= std::max(options_.own_memory_attempts, 1))
@@ -249,15 +251,15 @@ ExecResult sandbox_evaluator::evaluate(const ExecRequest& request, const Sandbox
                        " attempts (not the candidate's doing; free the GPU or use a larger one): " + result.message());
   }
   result.set_wall_s(std::chrono::duration<double>(clock_type::now() - started).count());
-  scrub_result(&result, process_secrets());
   options_.withdrawn->forget(request.request_id());
   if (result.attempts() > 1)
     spdlog::info("request {}: {} after {} attempts in {:.2f} s", request.request_id(), Verdict_Name(result.verdict()),
                  result.attempts(), result.wall_s());
-  return result;
+  return {result, trace};
 }
 
-ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const SandboxEvent::Built& built) {
+ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const SandboxEvent::Built& built,
+                                            CandidateTrace* trace) {
   const auto started = clock_type::now();
   ExecRequest request = original;
   *request.mutable_options() = with_defaults(request.options(), request.device());
@@ -530,38 +532,17 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
   if (exit_info.swept() > 0)
     add_evidence(&result, "leftover_processes",
                  std::to_string(exit_info.swept()) + " processes outlived the evaluation and were killed", "executor");
-  // The trace is read here, outside the candidate's process, after it has exited, and only
-  // its authenticated lines count (gpu/profiler/trace_check.hpp). On the CPU it holds the
-  // phase calls only (the profile there comes from the interpreter's launch record).
+  // The trace is read here, outside the candidate's process, after it has exited; only its
+  // authenticated lines will count (trace_ruling). On the CPU it holds the phase calls only
+  // (the profile there comes from the interpreter's launch record).
   if (!exit_info.trace_key().empty()) {
-    const auto trace_started = clock_type::now();
-    const bool cuda = request.device() == CUDA;
-    const fs::path trace_file = candidate_dir / "trace.jsonl";
-    auto trace = read_checked_trace(trace_file.string(), exit_info.trace_key());
-    auto unmarked = unmark_generated_not_in_source(trace.kernels, request.candidate().source());
-    if (!unmarked.empty())
-      add_evidence(&result, "generated_kernel_not_in_source",
-                   "the trace calls kernels generated that the candidate's source does not name: " + unmarked.front() +
-                       (unmarked.size() > 1 ? " and " + std::to_string(unmarked.size() - 1) + " more" : ""),
-                   "cupti");
-    const std::vector<double> batches(result.timed_batch_ms().begin(), result.timed_batch_ms().end());
-    apply_trace_integrity(
-        trace, expected_phase_calls(opts.correctness_trials(), static_cast<int>(batches.size()), cuda ? opts.traced_reps() : 0),
-        opts.no_hacking_check(), &result);
-    apply_request_windows(check_request_windows(trace, batches), opts.no_hacking_check(), &result);
-    if (cuda)
-      apply_profile_verdict(profile_of(trace), opts.no_hacking_check(), &result);
+    *trace = read_candidate_trace((candidate_dir / "trace.jsonl").string(), exit_info.trace_key(), request);
     if (!options_.trace_archive.empty())
       archive_trace(workdir, candidate_dir, exit_info.trace_key(), options_.trace_archive, request.request_id());
-    (*result.mutable_harness_seconds())["trace_check"] =
-        std::chrono::duration<double>(clock_type::now() - trace_started).count();
   }
   result.set_log(evaluation_log(workdir, candidate_dir));
   remove_workdir(workdir);
-  auto done = finish(result);
-  spdlog::info("request {} task {} candidate {}: {} in {:.2f} s", request.request_id(), request.task().id(),
-               request.candidate().id(), Verdict_Name(done.verdict()), done.wall_s());
-  return done;
+  return finish(result);
 }
 
 }  // namespace kgym

@@ -6,6 +6,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/executor/cancellations.hpp"
@@ -49,12 +50,17 @@ class sandbox_evaluator {
   // candidate's CUDA extensions are built first, unless `prebuilt` says what was built for
   // it (the executor builds ahead, on other cores: actors/gpu_executor).
   ExecResult evaluate(const ExecRequest& request, const SandboxEvent::Built* prebuilt = nullptr);
+  // The same, up to the trace: the result as the device left it and the candidate's trace,
+  // not yet ruled on (rule_on_trace, gpu/executor/trace_ruling.hpp: the profiler actor's work,
+  // while this evaluator's device moves on).
+  std::pair<ExecResult, CandidateTrace> evaluate_on_device(const ExecRequest& request,
+                                                           const SandboxEvent::Built* prebuilt = nullptr);
   const std::string& extension_cache() const { return options_.extension_cache; }
   // How many times the zygote was (re)started: a candidate never costs more than one.
   int zygote_starts() const { return zygote_starts_; }
 
  private:
-  ExecResult evaluate_once(const ExecRequest& request, const SandboxEvent::Built& built);
+  ExecResult evaluate_once(const ExecRequest& request, const SandboxEvent::Built& built, CandidateTrace* trace);
   std::string ensure_zygote();
   std::string new_workdir();
   void forget_prepared();
