@@ -24,6 +24,7 @@ monitor_actor::behavior_type monitor_impl(monitor_actor::stateful_pointer<monito
   return {
       [self](const EpisodeStatus& status) {
         auto& s = self->state;
+        s.totals.set_updates(s.totals.updates() + 1);
         if (status.stage() != DONE) {
           s.running[status.episode_id()] = status;
           return;
@@ -35,6 +36,7 @@ monitor_actor::behavior_type monitor_impl(monitor_actor::stateful_pointer<monito
         s.totals.set_episodes_done(s.totals.episodes_done() + 1);
       },
       [self](const IterationMetrics& metrics) {
+        self->state.totals.set_updates(self->state.totals.updates() + 1);
         self->state.totals.set_iteration(metrics.iteration());
         self->state.totals.set_policy_version(metrics.policy_version());
       },
@@ -60,7 +62,7 @@ std::optional<MonitorView> ask_view(caf::actor_system& system, const monitor_act
   std::optional<MonitorView> view;
   caf::scoped_actor self{system};
   self->request(monitor, timeout, caf::get_atom::value)
-      .receive([&](const MonitorView& v) { view = v; }, [](const caf::error&) {});
+      .receive([&](MonitorView& v) { view = std::move(v); }, [](const caf::error&) {});
   return view;
 }
 

@@ -55,7 +55,11 @@ web_server::web_server(const std::string& run_dir, web_options options, live_vie
 }
 
 web_server::~web_server() {
-  stopping_ = true;
+  {
+    std::lock_guard<std::mutex> lock(stop_mutex_);
+    stopping_ = true;
+  }
+  stopped_.notify_all();
   server_.stop();
   if (thread_.joinable())
     thread_.join();
@@ -67,8 +71,8 @@ std::shared_ptr<const web_server::live_state> web_server::live_now() {
     return live_cache_;
   live_cached_at_ = now_s();
   std::optional<MonitorView> view = live_();
-  std::string bytes = view ? view->SerializeAsString() : std::string();
-  if (bytes == live_bytes_ && live_cache_->live == view.has_value())
+  const int64_t updates = view ? view->updates() : -1;
+  if (updates == live_updates_ && live_cache_->live == view.has_value())
     return live_cache_;
   auto next = std::make_shared<live_state>();
   next->version = live_cache_->version + 1;
@@ -80,7 +84,7 @@ std::shared_ptr<const web_server::live_state> web_server::live_now() {
       next->tasks.insert(status.task_id());
     }
   }
-  live_bytes_ = std::move(bytes);
+  live_updates_ = updates;
   live_cache_ = next;
   return live_cache_;
 }
@@ -211,9 +215,9 @@ void web_server::stream_events(const httplib::Request&, httplib::Response& res) 
   res.set_chunked_content_provider(
       "text/event-stream",
       [this, at](size_t, httplib::DataSink& sink) {
-        if (!at->first) {  // one tick between updates, in steps short enough to stop promptly
-          for (double waited = 0; waited < options_.event_interval_s && !stopping_; waited += 0.05)
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (!at->first) {  // one tick between updates; woken at once when the server stops
+          std::unique_lock<std::mutex> lock(stop_mutex_);
+          stopped_.wait_for(lock, std::chrono::duration<double>(options_.event_interval_s), [this] { return stopping_.load(); });
         }
         if (stopping_)
           return false;

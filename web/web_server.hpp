@@ -17,6 +17,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -83,10 +84,12 @@ class web_server {
   run_index index_;
   std::mutex live_mutex_;
   std::shared_ptr<const live_state> live_cache_ = std::make_shared<live_state>();
-  std::string live_bytes_;  // the last view, serialised: a new version only when it differs
+  int64_t live_updates_ = -1;  // the last view's MonitorView.updates: a new version only when it differs
   double live_cached_at_ = -1;
   std::atomic<size_t> event_streams_{0};
   std::atomic<bool> stopping_{false};
+  std::mutex stop_mutex_;             // with stopped_: event streams wait a tick, or until the server stops
+  std::condition_variable stopped_;
   httplib::Server server_;
   std::thread thread_;
   int port_ = 0;
