@@ -20,7 +20,7 @@ struct episode_state {
   EpisodeSpec spec;
   Episode episode;
   Turn turn;  // the turn in progress
-  std::string feedback_state = "first";
+  FeedbackState feedback = FEEDBACK_FIRST;
   caf::typed_response_promise<Episode> done;
   std::chrono::steady_clock::time_point started;
   static inline const char* name = "episode";
@@ -66,7 +66,7 @@ void next_turn(self_ptr self);
 void finish_turn(self_ptr self, const RewardBreakdown& reward) {
   auto& s = self->state;
   *s.turn.mutable_reward() = reward;
-  s.feedback_state = feedback_state(s.turn.result(), reward_speedup(s.turn.result()));
+  s.feedback = feedback_state(s.turn.result(), reward_speedup(s.turn.result()));
   *s.episode.add_turns() = std::move(s.turn);
   s.turn.Clear();
   next_turn(self);
@@ -145,7 +145,7 @@ void next_turn(self_ptr self) {
   }
   std::vector<Turn> earlier(s.episode.turns().begin(), s.episode.turns().end());
   s.turn.set_index(s.episode.turns_size());
-  s.turn.set_feedback_state(s.feedback_state);
+  s.turn.set_feedback(s.feedback);
   s.turn.set_prompt(build_prompt(s.task, earlier, static_cast<size_t>(s.services.context_turns),
                                     static_cast<size_t>(s.services.context_token_budget)));
   GenerateRequest request;
@@ -153,7 +153,7 @@ void next_turn(self_ptr self) {
   request.set_task_id(s.task.id());
   request.set_turn(s.turn.index());
   request.set_prompt(s.turn.prompt());
-  request.set_feedback_state(s.feedback_state);
+  request.set_feedback(s.feedback);
   request.set_seed(mix_seed(s.spec.seed(), static_cast<uint64_t>(s.turn.index())));
   report(self, INFERENCE);
   self->request(s.services.inference, caf::infinite, request)

@@ -22,8 +22,8 @@ Completion complete(const inference_state& state, const GenerateRequest& request
     c.set_error("the embedded policy has no programs for task '" + request.task_id() + "'");
     return c;
   }
-  std::string state_name = request.feedback_state().empty() ? "first" : request.feedback_state();
-  auto sample = sample_action(policy_table(state.policy, request.task_id(), state_name), request.seed());
+  const FeedbackState feedback = request.feedback() == FEEDBACK_STATE_UNSPECIFIED ? FEEDBACK_FIRST : request.feedback();
+  auto sample = sample_action(policy_table(state.policy, request.task_id(), feedback), request.seed());
   const auto& [action, source] = programs->second.at(sample.index);
   c.set_action(action);
   c.set_text("Here is my Triton implementation.\n\n```python\n" + source + "```\n");

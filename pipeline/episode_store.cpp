@@ -10,6 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "messages/stored_upgrade.hpp"
+
 namespace kgym {
 
 stored_episodes read_episodes(const std::string& path) {
@@ -41,6 +43,7 @@ stored_episodes read_episodes(const std::string& path) {
       out.truncated = true;
       break;
     }
+    upgrade_stored(&episode);
     out.episodes.push_back(std::move(episode));
     out.valid_bytes = static_cast<long>(coded.CurrentPosition());
   }

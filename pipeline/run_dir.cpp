@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "messages/stored_upgrade.hpp"
 #include "messages/json.hpp"
 #include "pipeline/file_io.hpp"
 
@@ -65,6 +66,7 @@ std::optional<EmbeddedPolicy> latest_checkpoint(const std::string& dir) {
   std::string path = (fs::path(checkpoint_dir(dir)) / best).string();
   if (!policy.ParseFromString(read_file(path)))
     throw std::runtime_error(path + " is not a policy checkpoint");
+  upgrade_stored(&policy);
   return policy;
 }
 

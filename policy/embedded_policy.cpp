@@ -6,26 +6,31 @@
 
 namespace kgym {
 
-const std::vector<std::string> feedback_states = {"first", "failed", "incorrect", "hacked", "correct_slow",
-                                                  "correct_fast"};
+std::vector<FeedbackState> feedback_states() {
+  std::vector<FeedbackState> states;
+  for (int i = FeedbackState_MIN; i <= FeedbackState_MAX; ++i)
+    if (FeedbackState_IsValid(i) && i != FEEDBACK_STATE_UNSPECIFIED)
+      states.push_back(static_cast<FeedbackState>(i));
+  return states;
+}
 
-std::string feedback_state(const ExecResult& result, double speedup, double fast_threshold) {
+FeedbackState feedback_state(const ExecResult& result, double speedup, double fast_threshold) {
   switch (result.verdict()) {
     case OK:
-      return speedup >= fast_threshold ? "correct_fast" : "correct_slow";
+      return speedup >= fast_threshold ? FEEDBACK_CORRECT_FAST : FEEDBACK_CORRECT_SLOW;
     case INCORRECT:
-      return "incorrect";
+      return FEEDBACK_INCORRECT;
     case HACKED:
-      return "hacked";
+      return FEEDBACK_HACKED;
     default:
-      return "failed";
+      return FEEDBACK_FAILED;
   }
 }
 
 EmbeddedPolicy make_embedded_policy(const std::map<std::string, std::vector<std::string>>& actions_by_task) {
   EmbeddedPolicy policy;
   for (const auto& [task, actions] : actions_by_task)
-    for (const auto& state : feedback_states) {
+    for (const auto state : feedback_states()) {
       auto* table = policy.add_tables();
       table->set_task_id(task);
       table->set_state(state);
@@ -38,19 +43,20 @@ EmbeddedPolicy make_embedded_policy(const std::map<std::string, std::vector<std:
 }
 
 namespace {
-int table_index(const EmbeddedPolicy& policy, const std::string& task_id, const std::string& state) {
+int table_index(const EmbeddedPolicy& policy, const std::string& task_id, FeedbackState state) {
   for (int i = 0; i < policy.tables_size(); ++i)
     if (policy.tables(i).task_id() == task_id && policy.tables(i).state() == state)
       return i;
-  throw std::out_of_range("the embedded policy has no table for task '" + task_id + "' in state '" + state + "'");
+  throw std::out_of_range("the embedded policy has no table for task '" + task_id + "' in state " +
+                          FeedbackState_Name(state));
 }
 }  // namespace
 
-const PolicyTable& policy_table(const EmbeddedPolicy& policy, const std::string& task_id, const std::string& state) {
+const PolicyTable& policy_table(const EmbeddedPolicy& policy, const std::string& task_id, FeedbackState state) {
   return policy.tables(table_index(policy, task_id, state));
 }
 
-PolicyTable& policy_table(EmbeddedPolicy& policy, const std::string& task_id, const std::string& state) {
+PolicyTable& policy_table(EmbeddedPolicy& policy, const std::string& task_id, FeedbackState state) {
   return *policy.mutable_tables(table_index(policy, task_id, state));
 }
 

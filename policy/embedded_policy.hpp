@@ -12,18 +12,19 @@
 
 namespace kgym {
 
-// The outcome classes a turn's feedback falls into; the state the next turn is sampled in.
-extern const std::vector<std::string> feedback_states;  // "first", "failed", ...
+// The outcome classes a turn's feedback falls into (the schema's FeedbackState but the unset
+// value): the states the next turn is sampled in.
+std::vector<FeedbackState> feedback_states();
 
-// "failed" (no code, compile/runtime error, timeout, crash), "incorrect", "hacked",
-// "correct_slow" (correct, speedup < fast_threshold), "correct_fast".
-std::string feedback_state(const ExecResult& result, double speedup, double fast_threshold = 1.2);
+// FAILED (no code, compile/runtime error, timeout, crash), INCORRECT, HACKED, CORRECT_SLOW
+// (correct, speedup < fast_threshold), CORRECT_FAST.
+FeedbackState feedback_state(const ExecResult& result, double speedup, double fast_threshold = 1.2);
 
 // One table per (task, state), all logits 0 (uniform).
 EmbeddedPolicy make_embedded_policy(const std::map<std::string, std::vector<std::string>>& actions_by_task);
 
-const PolicyTable& policy_table(const EmbeddedPolicy& policy, const std::string& task_id, const std::string& state);
-PolicyTable& policy_table(EmbeddedPolicy& policy, const std::string& task_id, const std::string& state);
+const PolicyTable& policy_table(const EmbeddedPolicy& policy, const std::string& task_id, FeedbackState state);
+PolicyTable& policy_table(EmbeddedPolicy& policy, const std::string& task_id, FeedbackState state);
 
 std::vector<double> action_probabilities(const PolicyTable& table);
 

@@ -111,7 +111,7 @@ LearnerStep learner_update(EmbeddedPolicy& policy, const IterationBatch& batch, 
     const Turn& turn = e.turns(t);
     if (turn.token_ids_size() != 1)
       return std::nullopt;
-    return std::vector<double>{action_logprob(policy_table(policy, e.task_id(), turn.feedback_state()), turn.token_ids(0))};
+    return std::vector<double>{action_logprob(policy_table(policy, e.task_id(), turn.feedback()), turn.token_ids(0))};
   };
   turn_selection selection = select_training_turns(batch, policy.version(), s, table_logprob);
   // Every term's gradient is taken at the policy that existed before this update, and each
@@ -119,9 +119,9 @@ LearnerStep learner_update(EmbeddedPolicy& policy, const IterationBatch& batch, 
   EmbeddedPolicy before = policy;
   auto table_key = [&](const training_turn& k) {
     const Episode& e = batch.episodes(k.episode);
-    return std::make_pair(e.task_id(), e.turns(k.turn).feedback_state());
+    return std::make_pair(e.task_id(), e.turns(k.turn).feedback());
   };
-  std::map<std::pair<std::string, std::string>, int> terms_per_table;
+  std::map<std::pair<std::string, FeedbackState>, int> terms_per_table;
   for (const auto& k : selection.kept)
     ++terms_per_table[table_key(k)];
   for (const auto& k : selection.kept) {

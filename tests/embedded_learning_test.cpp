@@ -1,15 +1,17 @@
 // Exact-value tests of the embedded policy and its learner update, the iteration metrics,
 // the prompt/answer handling, the run configuration and the run directory.
 #include <gtest/gtest.h>
-
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 
 #include "actors/compiler.hpp"
+#include "messages/enum_names.hpp"
 #include "messages/json.hpp"
 #include "pipeline/content_hash.hpp"
+#include "pipeline/episode_store.hpp"
 #include "report/eval_report.hpp"
 #include "pipeline/file_io.hpp"
 #include "pipeline/iteration_metrics.hpp"
@@ -32,7 +34,7 @@ Turn sampled_turn(int action, double logprob, double reward, Verdict verdict = O
   Turn t;
   t.add_token_ids(action);
   t.add_rollout_logprobs(logprob);
-  t.set_feedback_state("first");
+  t.set_feedback(FEEDBACK_FIRST);
   t.set_policy_version(version);
   t.mutable_reward()->set_total(reward);
   t.mutable_reward()->set_valid(true);
@@ -52,8 +54,8 @@ Episode one_turn_episode(const std::string& id, const Turn& turn) {
 
 TEST(EmbeddedPolicy, StartsUniformAndSamplesRepeatably) {
   auto policy = two_action_policy();
-  EXPECT_EQ(policy.tables_size(), static_cast<int>(feedback_states.size()));
-  const auto& table = policy_table(policy, "t", "first");
+  EXPECT_EQ(policy.tables_size(), static_cast<int>(feedback_states().size()));
+  const auto& table = policy_table(policy, "t", FEEDBACK_FIRST);
   EXPECT_EQ(action_probabilities(table), (std::vector<double>{0.5, 0.5}));
   auto a = sample_action(table, 42), b = sample_action(table, 42);
   EXPECT_EQ(a.index, b.index);
@@ -63,12 +65,13 @@ TEST(EmbeddedPolicy, StartsUniformAndSamplesRepeatably) {
     first += sample_action(table, seed).index == 0;
   EXPECT_GT(first, 430);  // a fair coin, 1000 draws
   EXPECT_LT(first, 570);
-  EXPECT_THROW(policy_table(policy, "t", "nonsense"), std::out_of_range);
+  EXPECT_THROW(policy_table(policy, "t", FEEDBACK_STATE_UNSPECIFIED), std::out_of_range);
+  EXPECT_THROW(policy_table(policy, "u", FEEDBACK_FIRST), std::out_of_range);
 }
 
 TEST(EmbeddedPolicy, GradientStepIsOnehotMinusProbabilities) {
   auto policy = two_action_policy();
-  auto& table = policy_table(policy, "t", "first");
+  auto& table = policy_table(policy, "t", FEEDBACK_FIRST);
   policy_gradient_step(table, action_probabilities(table), 0, 2.0);
   EXPECT_DOUBLE_EQ(table.logits(0), 1.0);   // 2 * (1 - 0.5)
   EXPECT_DOUBLE_EQ(table.logits(1), -1.0);  // 2 * (0 - 0.5)
@@ -77,16 +80,53 @@ TEST(EmbeddedPolicy, GradientStepIsOnehotMinusProbabilities) {
 TEST(EmbeddedPolicy, FeedbackStates) {
   ExecResult r;
   r.set_verdict(OK);
-  EXPECT_EQ(feedback_state(r, 1.3), "correct_fast");
-  EXPECT_EQ(feedback_state(r, 1.1), "correct_slow");
+  EXPECT_EQ(feedback_state(r, 1.3), FEEDBACK_CORRECT_FAST);
+  EXPECT_EQ(feedback_state(r, 1.1), FEEDBACK_CORRECT_SLOW);
   r.set_verdict(HACKED);
-  EXPECT_EQ(feedback_state(r, 3.0), "hacked");
+  EXPECT_EQ(feedback_state(r, 3.0), FEEDBACK_HACKED);
+  r.set_verdict(INCORRECT);
+  EXPECT_EQ(feedback_state(r, 3.0), FEEDBACK_INCORRECT);
   r.set_verdict(TIMEOUT);
-  EXPECT_EQ(feedback_state(r, 0), "failed");
+  EXPECT_EQ(feedback_state(r, 0), FEEDBACK_FAILED);
+  EXPECT_EQ(feedback_states().size(), 6u);  // every class but the unset value
+  EXPECT_EQ(feedback_states().front(), FEEDBACK_FIRST);
   EXPECT_EQ(program_kind("identity"), "cheating");
   EXPECT_EQ(program_kind("cheat_profiler"), "cheating");
   EXPECT_EQ(program_kind("token_kernel"), "lazy");
   EXPECT_EQ(program_kind("fused"), "other");
+}
+
+// Stores and checkpoints written before the schema typed the feedback (a string then, under the
+// field numbers the legacy_ fields keep) read back with it typed.
+TEST(StoredUpgrade, FeedbackWrittenAsAStringReadsBackTyped) {
+  Episode old;
+  for (const char* state : {"first", "correct_fast", "hacked", "what"})
+    old.add_turns()->set_legacy_feedback_state(state);
+  const std::string dir = (std::filesystem::temp_directory_path() / ("kgym-upgrade-" + std::to_string(::getpid()))).string();
+  std::filesystem::create_directories(dir);
+  {
+    episode_store store(dir + "/episodes.pb");
+    store.append(old);
+  }
+  auto read = read_episodes(dir + "/episodes.pb");
+  ASSERT_EQ(read.episodes.size(), 1u);
+  std::vector<FeedbackState> states;
+  for (const auto& turn : read.episodes[0].turns()) {
+    states.push_back(turn.feedback());
+    EXPECT_TRUE(turn.legacy_feedback_state().empty());
+  }
+  EXPECT_EQ(states, (std::vector<FeedbackState>{FEEDBACK_FIRST, FEEDBACK_CORRECT_FAST, FEEDBACK_HACKED,
+                                                FEEDBACK_STATE_UNSPECIFIED}));
+  EmbeddedPolicy checkpoint = two_action_policy();  // as an earlier kgym saved it
+  for (auto& table : *checkpoint.mutable_tables()) {
+    table.set_legacy_state(lower_name(table.state()).substr(std::string("feedback_").size()));
+    table.clear_state();
+  }
+  run_dir::save_checkpoint(dir, checkpoint);
+  auto loaded = run_dir::latest_checkpoint(dir);
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->SerializeAsString(), two_action_policy().SerializeAsString());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(LearnerUpdate, TrlooGradientMovesTowardTheBetterAnswer) {
@@ -99,7 +139,7 @@ TEST(LearnerUpdate, TrlooGradientMovesTowardTheBetterAnswer) {
   s.learning_rate = 1.0;
   LearnerStep step = learner_update(policy, batch, s);
   // Table mean of the two terms: (2 * (1 - .5) + -2 * (0 - .5)) / 2 = 1 for fused, -1 for cheat.
-  const auto& table = policy_table(policy, "t", "first");
+  const auto& table = policy_table(policy, "t", FEEDBACK_FIRST);
   EXPECT_DOUBLE_EQ(table.logits(0), 1.0);
   EXPECT_DOUBLE_EQ(table.logits(1), -1.0);
   EXPECT_EQ(policy.version(), 1);
@@ -111,7 +151,7 @@ TEST(LearnerUpdate, TrlooGradientMovesTowardTheBetterAnswer) {
 
 TEST(LearnerUpdate, MrsRejectsStaleSamplesAndPrsDropsLazyOnes) {
   auto policy = two_action_policy();
-  auto& table = policy_table(policy, "t", "first");
+  auto& table = policy_table(policy, "t", FEEDBACK_FIRST);
   table.set_logits(0, 1.0);  // the trainer has moved on since the rollout sampled at 0.5
   policy.set_version(1);
   IterationBatch batch;
@@ -140,7 +180,7 @@ TEST(LearnerUpdate, InvalidTurnsGiveNoGradient) {
   LearnerStep step = learner_update(policy, batch, learner_settings{});
   EXPECT_EQ(step.invalid_turns(), 1);
   EXPECT_EQ(step.turns_used(), 0);
-  EXPECT_EQ(policy_table(policy, "t", "first").logits(0), 0.0);
+  EXPECT_EQ(policy_table(policy, "t", FEEDBACK_FIRST).logits(0), 0.0);
 }
 
 TEST(IterationMetrics, RatesFromEpisodes) {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "messages/stored_upgrade.hpp"
 #include "pipeline/run_dir.hpp"
 #include "web/episode_query.hpp"
 
@@ -105,6 +106,7 @@ std::optional<Episode> run_index::episode(const std::string& episode_id) const {
   Episode episode;
   if (in.gcount() != static_cast<std::streamsize>(body.size()) || !episode.ParseFromString(body))
     return std::nullopt;
+  upgrade_stored(&episode);
   return episode;
 }
 

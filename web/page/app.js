@@ -169,7 +169,7 @@ function turnView(turn) {
     ["message", result.message], ["speedup", result.speedup ? num(result.speedup, 3) + "x" : ""],
     ["coverage", result.profile && result.profile.coverage !== undefined ? num(result.profile.coverage, 3) : ""],
     ["failed phase", result.failed_phase], ["wall", num(result.wall_s, 2) + " s"], ["executor", result.executor],
-    ["feedback shown", turn.feedback_state], ["policy", "v" + int(turn.policy_version)]]));
+    ["feedback shown", turn.feedback], ["policy", "v" + int(turn.policy_version)]]));
   right.append(el("div", "reward", "chart-title"), facts([
     ["total", num(reward.total, 3)], ["correctness", num(reward.correctness, 3)], ["speedup term", num(reward.speedup, 3)],
     ["coverage term", num(reward.coverage, 3)], ["why", reward.reason]]));

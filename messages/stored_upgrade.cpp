@@ -1,0 +1,31 @@
+#include "messages/stored_upgrade.hpp"
+
+#include "messages/enum_names.hpp"
+
+namespace kgym {
+
+FeedbackState feedback_named(const std::string& legacy) {
+  return enum_named<FeedbackState>("feedback_" + legacy).value_or(FEEDBACK_STATE_UNSPECIFIED);
+}
+
+void upgrade_stored(Episode* episode) {
+  for (auto& turn : *episode->mutable_turns()) {
+    if (turn.legacy_feedback_state().empty())
+      continue;
+    if (turn.feedback() == FEEDBACK_STATE_UNSPECIFIED)
+      turn.set_feedback(feedback_named(turn.legacy_feedback_state()));
+    turn.clear_legacy_feedback_state();
+  }
+}
+
+void upgrade_stored(EmbeddedPolicy* policy) {
+  for (auto& table : *policy->mutable_tables()) {
+    if (table.legacy_state().empty())
+      continue;
+    if (table.state() == FEEDBACK_STATE_UNSPECIFIED)
+      table.set_state(feedback_named(table.legacy_state()));
+    table.clear_legacy_state();
+  }
+}
+
+}  // namespace kgym
