@@ -138,10 +138,10 @@ def compare_tls(args) -> None:
     journal_per_request = 0.0
     for _ in range(args.rounds):
         for name, tls, journal in setups:
-            cluster = Cluster(args.kgym, 1, tls, journal)
+            cluster = Cluster(args.kgym, 1, tls, journal, serve_args=args.serve_arg)
             inbound, outbound = cluster.latencies(500)
             cluster.close()
-            cluster = Cluster(args.kgym, 2, tls, journal, slots=args.slots)
+            cluster = Cluster(args.kgym, 2, tls, journal, serve_args=args.serve_arg, slots=args.slots)
             cluster.run_batch(500)
             rate = cluster.run_batch(args.requests)
             cluster.close()  # the journal's last batch is committed on exit
@@ -200,6 +200,8 @@ def main():
     parser.add_argument("--slots", type=int, default=1,
                         help="for --tls: executors per worker process (1: each answer waits for a round trip "
                              "to its worker; 8: as a node with 8 GPUs, the control plane's capacity)")
+    parser.add_argument("--serve-arg", action="append", default=[],
+                        help="for --tls: one more argument for kgym serve (repeat it), e.g. --serve-arg=--log-level=debug")
     parser.add_argument("--soak", type=int, default=0, help="only the soak: this many requests, RSS as they go")
     parser.add_argument("--max-answers", type=int, default=10000, help="for the soak: kgym serve --max-answers")
     args = parser.parse_args()

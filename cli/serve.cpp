@@ -23,6 +23,7 @@
 #include "cli/commands.hpp"
 #include "cli/stop_signal.hpp"
 #include "cli/web_view.hpp"
+#include "cli/log_level.hpp"
 #include "cli/sandbox_options.hpp"
 #include "service/eval_api.hpp"
 #include "service/http_front.hpp"
@@ -110,6 +111,7 @@ command_line serve_command_line() {
       .flag("gpu-sizes", "on cpu, run tasks at their full (GPU) sizes, not their task.json cpu_sizes")
       .config_file();
   declare_sandbox_options(c);
+  declare_log_level(c);
   return c;
 }
 
@@ -130,6 +132,7 @@ int run_serve(const std::vector<std::string>& argv) {
   if (!parsed)
     return 0;  // --help
   const args& a = *parsed;
+  apply_log_level(a);
   std::string endpoint = a.get("api", "tcp://127.0.0.1:5555");
   std::string secret_env = a.get("secret-env", "KGYM_API_SECRET");
   const char* secret_value = std::getenv(secret_env.c_str());

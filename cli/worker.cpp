@@ -19,6 +19,7 @@
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "cli/stop_signal.hpp"
+#include "cli/log_level.hpp"
 #include "cli/sandbox_options.hpp"
 #include "cli/cluster.hpp"
 #include "pipeline/paths.hpp"
@@ -50,6 +51,7 @@ command_line worker_command_line() {
                              "measuring the control plane (bench/dispatch_bench.py)")
       .config_file();
   declare_sandbox_options(c);
+  declare_log_level(c);
   return c;
 }
 
@@ -80,6 +82,7 @@ int run_worker(const std::vector<std::string>& argv) {
   if (!parsed)
     return 0;  // --help
   const args& a = *parsed;
+  apply_log_level(a);
   if (!a.has("join"))
     throw std::invalid_argument("kgym worker needs --join HOST:PORT, the kgym serve --listen to join (see kgym worker --help)");
   auto [host, port] = parse_host_port(a.get("join"));

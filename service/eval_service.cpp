@@ -155,6 +155,7 @@ class eval_service {
       if (drain_until && std::chrono::steady_clock::now() > *drain_until)
         break;
       auto now = std::chrono::steady_clock::now();
+      report_progress(now);
       // Answers are journaled and committed (by the writer's thread) before any client has them,
       // so one a client got is never evaluated again after a crash.
       for (auto& [id, result] : finished->take()) {
@@ -243,6 +244,24 @@ class eval_service {
   }
 
  private:
+  // Every progress_interval while answers flow: how many, how fast, what is in flight.
+  static constexpr std::chrono::seconds progress_interval{10};
+  std::chrono::steady_clock::time_point progress_at = std::chrono::steady_clock::now();
+  size_t progress_served = 0;
+
+  void report_progress(std::chrono::steady_clock::time_point now) {
+    if (now - progress_at < progress_interval)
+      return;
+    const double seconds = std::chrono::duration<double>(now - progress_at).count();
+    if (served > progress_served || requests.in_flight() > 0)
+      spdlog::info("kgym serve: {} answers in the last {:.0f} s ({:.0f}/s), {} in flight, {} answers and {} refusals "
+                   "in all",
+                   served - progress_served, seconds, (served - progress_served) / seconds, requests.in_flight(),
+                   served, refused);
+    progress_at = now;
+    progress_served = served;
+  }
+
   // The request table's counts: with the scheduler's queue and executors in /v1/status and
   // /metrics, alone on the board of the page for people (--web).
   ServeStatus counts_now() {
@@ -267,7 +286,7 @@ class eval_service {
 
   // Every evaluation is logged with where it came from (here) and where it ran (when answered).
   void start_evaluation(const EvalRequest& request, const std::string& origin) {
-    spdlog::info("request {} from {}: task {}", request.request_id(), origin, request.task_id());
+    spdlog::debug("request {} from {}: task {}", request.request_id(), origin, request.task_id());
     ExecRequest exec_request;
     exec_request.set_request_id(request.request_id());
     *exec_request.mutable_task() = request.task();
@@ -447,7 +466,7 @@ class eval_service {
   void release(EvalResult answer, std::chrono::steady_clock::time_point now) {
     const ExecResult& result = answer.result();
     auto waiting = requests.finish(answer, now);
-    spdlog::info("request {}: {} on {}", answer.request_id(), Verdict_Name(result.verdict()),
+    spdlog::debug("request {}: {} on {}", answer.request_id(), Verdict_Name(result.verdict()),
                  result.executor().empty() ? "no executor" : result.executor());
     metrics.evaluated(result);
     if (setup.on_answer)

@@ -1,0 +1,16 @@
+// How much a long-running command (kgym serve, kgym worker) logs: --log-level, default info.
+// At info a service logs what happens to it (start, workers, refusals, a progress line every
+// 10 s); each request's arrival and answer are debug lines (at 15,000 answers a second they
+// cost its loop more than the answers did).
+#pragma once
+
+#include "cli/command_line.hpp"
+
+namespace kgym::cli {
+
+void declare_log_level(command_line& c);
+
+// Sets spdlog's level from --log-level.
+void apply_log_level(const args& a);
+
+}  // namespace kgym::cli
