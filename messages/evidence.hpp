@@ -16,7 +16,7 @@ inline ExecResult result_for(const ExecRequest& request) {
   return r;
 }
 
-inline void add_evidence(ExecResult* result, const std::string& kind, const std::string& detail,
+inline void add_evidence(ExecResult* result, EvidenceKind kind, const std::string& detail,
                          const std::string& source) {
   auto* e = result->add_evidence();
   e->set_kind(kind);
@@ -24,7 +24,7 @@ inline void add_evidence(ExecResult* result, const std::string& kind, const std:
   e->set_source(source);
 }
 
-inline bool has_evidence(const ExecResult& result, const std::string& kind) {
+inline bool has_evidence(const ExecResult& result, EvidenceKind kind) {
   for (const auto& e : result.evidence())
     if (e.kind() == kind)
       return true;

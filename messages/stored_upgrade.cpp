@@ -8,8 +8,19 @@ FeedbackState feedback_named(const std::string& legacy) {
   return enum_named<FeedbackState>("feedback_" + legacy).value_or(FEEDBACK_STATE_UNSPECIFIED);
 }
 
+void upgrade_stored(ExecResult* result) {
+  for (auto& e : *result->mutable_evidence()) {
+    if (e.legacy_kind().empty())
+      continue;
+    if (e.kind() == EVIDENCE_KIND_UNSPECIFIED)
+      e.set_kind(enum_named<EvidenceKind>(e.legacy_kind()).value_or(EVIDENCE_KIND_UNSPECIFIED));
+    e.clear_legacy_kind();
+  }
+}
+
 void upgrade_stored(Episode* episode) {
   for (auto& turn : *episode->mutable_turns()) {
+    upgrade_stored(turn.mutable_result());
     if (turn.legacy_feedback_state().empty())
       continue;
     if (turn.feedback() == FEEDBACK_STATE_UNSPECIFIED)

@@ -11,7 +11,10 @@ namespace kgym {
 // FEEDBACK_STATE_UNSPECIFIED for any other string.
 FeedbackState feedback_named(const std::string& legacy);
 
-// Turn.legacy_feedback_state -> Turn.feedback, for every turn.
+// Evidence.legacy_kind -> Evidence.kind, for every piece of evidence.
+void upgrade_stored(ExecResult* result);
+
+// Turn.legacy_feedback_state -> Turn.feedback, and each turn's result as above.
 void upgrade_stored(Episode* episode);
 
 // PolicyTable.legacy_state -> PolicyTable.state, for every table.

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "messages/enum_names.hpp"
+
 namespace kgym {
 
 std::string summary_line(const ExecResult& r) {
@@ -30,7 +32,7 @@ std::string summary_line(const ExecResult& r) {
   std::snprintf(detail, sizeof detail, "  [%d/%d trials, %.1f s]", passed, r.trials_size(), r.wall_s());
   line += detail;
   for (const auto& e : r.evidence())
-    line += "\n" + std::string(41, ' ') + "evidence: " + e.kind() + ": " + e.detail() + " (" + e.source() + ")";
+    line += "\n" + std::string(41, ' ') + "evidence: " + lower_name(e.kind()) + ": " + e.detail() + " (" + e.source() + ")";
   return line;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "messages/enum_names.hpp"
 #include "policy/context.hpp"
 #include "policy/reward.hpp"
 
@@ -44,7 +45,7 @@ std::string turn_feedback(const Turn& turn) {
     text += line;
   }
   for (const auto& e : r.evidence())
-    text += "evidence: " + e.kind() + ": " + e.detail() + "\n";
+    text += "evidence: " + lower_name(e.kind()) + ": " + e.detail() + "\n";
   char line[80];
   std::snprintf(line, sizeof line, "reward: %.3f\n", turn.reward().total());
   return text + line;

@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "messages/stored_upgrade.hpp"
+
 namespace kgym {
 
 namespace {
@@ -183,6 +185,7 @@ std::vector<request_journal::entry> request_journal::load() {
     if (sqlite3_column_type(select, 1) != SQLITE_NULL) {
       e.answer.emplace();
       e.answer->ParseFromArray(sqlite3_column_blob(select, 1), sqlite3_column_bytes(select, 1));
+      upgrade_stored(e.answer->mutable_result());
     }
     if (sqlite3_column_type(select, 2) != SQLITE_NULL) {
       e.route.emplace();

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "gpu/executor/sandbox_evaluator.hpp"
+#include "messages/enum_names.hpp"
 #include "messages/evidence.hpp"
 #include "pipeline/paths.hpp"
 #include "pipeline/summary.hpp"
@@ -195,7 +196,7 @@ TEST_P(HostileSuite, GetsItsVerdictAndTheExecutorSurvives) {
     bool has = false;
     const std::string wanted = std::string("|") + c.evidence + "|";
     for (const auto& e : result.evidence())
-      has |= wanted.find("|" + e.kind() + "|") != std::string::npos;
+      has |= wanted.find("|" + lower_name(e.kind()) + "|") != std::string::npos;
     EXPECT_TRUE(has) << "expected evidence '" << c.evidence << "' in: " << summary_line(result);
   }
   if (*c.gpu_message && test_device() == CUDA) {
@@ -511,7 +512,7 @@ TEST(Containment, TheCandidatesTasksAreBounded) {
   const long kernel = cgroup > 0 ? cgroup : own;
   if (kernel == 0 && polled > 0) {
     EXPECT_EQ(Verdict_Name(r.verdict()), "RESOURCE_LIMIT") << summary_line(r);
-    EXPECT_TRUE(has_evidence(r, "tasks_limit")) << summary_line(r);
+    EXPECT_TRUE(has_evidence(r, TASKS_LIMIT)) << summary_line(r);
   } else {
     const auto at = r.message().find("threads ");
     ASSERT_NE(at, std::string::npos) << summary_line(r);
@@ -600,7 +601,7 @@ TEST(Containment, ThePrivateDiskIsBoundedAndGoes) {
     EXPECT_TRUE(polled) << "without either the executor counts the candidate's directory: " << summary_line(r);
   EXPECT_EQ(Verdict_Name(r.verdict()), "RESOURCE_LIMIT") << summary_line(r);
   EXPECT_NE(r.message().find("private disk"), std::string::npos) << r.message();
-  EXPECT_TRUE(has_evidence(r, "disk_limit")) << summary_line(r);
+  EXPECT_TRUE(has_evidence(r, DISK_LIMIT)) << summary_line(r);
   EXPECT_LE(sandbox_mounts(), static_cast<int>(prepared_evaluations)) << "a private disk outlived its evaluation";
   EXPECT_EQ(left_in_sandboxes("fill-"), std::vector<std::string>{}) << "the candidate's files outlived it";
   ExecResult after = evaluator().evaluate(request_for("gelu_scale_residual", "correct_after_filling", fused_candidate()));

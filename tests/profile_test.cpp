@@ -46,7 +46,7 @@ class Profile : public ::testing::Test {
     request.set_device(CUDA);
     return evaluator_->evaluate(request);
   }
-  static bool has_evidence(const ExecResult& r, const std::string& kind, const std::string& source) {
+  static bool has_evidence(const ExecResult& r, EvidenceKind kind, const std::string& source) {
     for (const auto& e : r.evidence())
       if (e.kind() == kind && e.source() == source)
         return true;
@@ -80,7 +80,7 @@ TEST_F(Profile, LazyCandidatesHaveLowCoverage) {
 TEST_F(Profile, TraceCatchesAForgedLaunchRecord) {
   ExecResult r = hostile("forges_launch_record");
   EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED") << summary_line(r) << r.log();
-  EXPECT_TRUE(has_evidence(r, "no_generated_kernel", "cupti")) << summary_line(r);
+  EXPECT_TRUE(has_evidence(r, NO_GENERATED_KERNEL, "cupti")) << summary_line(r);
   EXPECT_EQ(r.profile().generated_launches_train(), 0);
 }
 
@@ -93,9 +93,9 @@ TEST_F(Profile, TraceCatchesWorkOutsideTheTimedRegion) {
   // Where its side-stream work lands decides which check sees it first: past a timed batch's
   // window (seen by the trace; the more likely since every timing has four batches or more),
   // past a traced call, or not yet done when the judge compares.
-  EXPECT_TRUE(has_evidence(r, "gpu_work_between_requests", "cupti") ||
-              has_evidence(r, "work_outside_timed_region", "cupti") ||
-              has_evidence(r, "wrong_output_when_timed", "judge"))
+  EXPECT_TRUE(has_evidence(r, GPU_WORK_BETWEEN_REQUESTS, "cupti") ||
+              has_evidence(r, WORK_OUTSIDE_TIMED_REGION, "cupti") ||
+              has_evidence(r, WRONG_OUTPUT_WHEN_TIMED, "judge"))
       << summary_line(r);
 }
 

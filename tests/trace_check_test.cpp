@@ -162,7 +162,7 @@ TEST(TraceCheck, JudgesResultsByTheirTrace) {
   EXPECT_EQ(Verdict_Name(early.verdict()), "HACKED");
   EXPECT_FALSE(early.correct());
   ASSERT_EQ(early.evidence_size(), 1);
-  EXPECT_EQ(early.evidence(0).kind(), "trace_incomplete");
+  EXPECT_EQ(early.evidence(0).kind(), TRACE_INCOMPLETE);
   EXPECT_EQ(early.evidence(0).detail(), "the trace has no end record after 2 of the harness's 9 phase calls");
   auto unended = result_with(OK);
   apply_trace_integrity(trace_with(expected, false), expected, false, &unended);
@@ -178,14 +178,14 @@ TEST(TraceCheck, JudgesResultsByTheirTrace) {
   apply_trace_integrity(trace_with({"train", "untraced", "train"}, true), expected, false, &relabelled);
   EXPECT_EQ(Verdict_Name(relabelled.verdict()), "HACKED");
   ASSERT_EQ(relabelled.evidence_size(), 1);
-  EXPECT_EQ(relabelled.evidence(0).kind(), "phase_sequence");
+  EXPECT_EQ(relabelled.evidence(0).kind(), PHASE_SEQUENCE);
   EXPECT_EQ(relabelled.evidence(0).detail(), "phase call 2 was 'untraced', the harness's is 'checks'");
 
   auto forged = result_with(INCORRECT);
   apply_trace_integrity(trace_with(expected, true, 2), expected, false, &forged);
   EXPECT_EQ(Verdict_Name(forged.verdict()), "HACKED");
   ASSERT_EQ(forged.evidence_size(), 1);
-  EXPECT_EQ(forged.evidence(0).kind(), "trace_forged");
+  EXPECT_EQ(forged.evidence(0).kind(), TRACE_FORGED);
   EXPECT_EQ(forged.evidence(0).detail(),
             "2 of 10 trace lines rejected; line 3: the MAC does not match (not written by the trace writer)");
 
@@ -224,7 +224,7 @@ TEST(TraceCheck, ARecordedTraceEditedInPlaceLosesTheEditedLines) {
   r.set_verdict(OK);
   apply_trace_integrity(forged, expected_phase_calls(5, 4, 5), false, &r);
   EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED");
-  EXPECT_EQ(r.evidence(0).kind(), "trace_forged");
+  EXPECT_EQ(r.evidence(0).kind(), TRACE_FORGED);
 }
 
 // The timing section as a trace shows it: windows [1, 2] and [5, 6] ms (batch and idle
@@ -278,7 +278,7 @@ TEST(RequestWindows, FindWorkBetweenRequestsAndWorkLeftRunning) {
   EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED");
   EXPECT_EQ(r.failed_phase(), "timing");
   ASSERT_EQ(r.evidence_size(), 1);
-  EXPECT_EQ(r.evidence(0).kind(), "gpu_work_between_requests");
+  EXPECT_EQ(r.evidence(0).kind(), GPU_WORK_BETWEEN_REQUESTS);
   EXPECT_EQ(r.evidence(0).source(), "cupti");
   EXPECT_EQ(r.evidence(0).detail(), "3 kernels or copies (1.500 ms of GPU time) outside the candidate's 2 batch windows; " +
                                         found.first_outside);
@@ -304,7 +304,7 @@ TEST(RequestWindows, FindAWindowLongerThanItsRequest) {
   ExecResult r = result_with(OK);
   apply_request_windows(found, false, &r);
   EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED");
-  EXPECT_EQ(r.evidence(0).kind(), "batch_window_longer_than_request");
+  EXPECT_EQ(r.evidence(0).kind(), BATCH_WINDOW_LONGER_THAN_REQUEST);
   // Within the slack it stands.
   EXPECT_EQ(check_request_windows(timing_trace({}), {0.96, 0.96}).longer, 0);
   EXPECT_EQ(check_request_windows(timing_trace({}), {0.94, 0.96}).longer, 1);

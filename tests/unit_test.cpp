@@ -23,6 +23,7 @@
 #include "actors/profiler.hpp"
 #include "gpu/executor/trace_ruling.hpp"
 #include "messages/evidence.hpp"
+#include "messages/stored_upgrade.hpp"
 #include "actors/scheduler.hpp"
 #include "pipeline/bounded_cache.hpp"
 #include "pipeline/content_hash.hpp"
@@ -55,14 +56,32 @@ TEST(Json, RoundTripsWithProtoFieldNames) {
   r.set_verdict(HACKED);
   r.mutable_candidate_time()->set_median_ms(1.5);
   auto* e = r.add_evidence();
-  e->set_kind("no_generated_kernel");
+  e->set_kind(NO_GENERATED_KERNEL);
   std::string json = to_json(r);
   EXPECT_NE(json.find("\"request_id\":\"r1\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"verdict\":\"HACKED\""), std::string::npos) << json;
   ExecResult back;
   ASSERT_EQ(from_json(json, &back), "");
   EXPECT_EQ(back.candidate_time().median_ms(), 1.5);
-  EXPECT_EQ(back.evidence(0).kind(), "no_generated_kernel");
+  EXPECT_EQ(back.evidence(0).kind(), NO_GENERATED_KERNEL);
+  // The judge's frames name a kind in lower case; a name the schema lacks makes the frame bad.
+  ExecResult judged;
+  ASSERT_EQ(from_json(R"({"evidence":[{"kind":"cached_output","detail":"d","source":"judge"}]})", &judged), "");
+  EXPECT_EQ(judged.evidence(0).kind(), CACHED_OUTPUT);
+  EXPECT_NE(from_json(R"({"evidence":[{"kind":"cached_outptu"}]})", &judged), "");
+}
+
+// An answer stored before the schema typed Evidence.kind (a string under field 1) reads back typed.
+TEST(StoredUpgrade, EvidenceKindWrittenAsAStringReadsBackTyped) {
+  ExecResult old;
+  old.add_evidence()->set_legacy_kind("trace_forged");
+  old.add_evidence()->set_legacy_kind("no_such_kind");
+  ExecResult read;
+  ASSERT_TRUE(read.ParseFromString(old.SerializeAsString()));
+  upgrade_stored(&read);
+  EXPECT_EQ(read.evidence(0).kind(), TRACE_FORGED);
+  EXPECT_EQ(read.evidence(1).kind(), EVIDENCE_KIND_UNSPECIFIED);
+  EXPECT_TRUE(read.evidence(0).legacy_kind().empty());
 }
 
 TEST(Json, RejectsUnknownFieldsAndSaysWhich) {
@@ -748,7 +767,7 @@ TEST(Summary, NamesVerdictSpeedupAndEvidence) {
   r.mutable_profile()->set_coverage(0.25);
   EXPECT_NE(summary_line(r).find("coverage 0.25"), std::string::npos);
   r.set_verdict(HACKED);
-  r.add_evidence()->set_kind("cached_output");
+  r.add_evidence()->set_kind(CACHED_OUTPUT);
   EXPECT_NE(summary_line(r).find("cached_output"), std::string::npos);
 }
 
@@ -1129,7 +1148,7 @@ TEST(TraceProfile, KernelsSpanningMoreThanTheTimedRegionAreHacked) {
   hidden.add_traced_rep_ms(0.1);
   apply_profile_verdict(p, false, &hidden);
   EXPECT_EQ(hidden.verdict(), HACKED);
-  EXPECT_EQ(hidden.evidence(0).kind(), "work_outside_timed_region");
+  EXPECT_EQ(hidden.evidence(0).kind(), WORK_OUTSIDE_TIMED_REGION);
 }
 
 TEST(ProfilerActor, RulesOnARecordedTraceAsTheDeviceLeftTheResult) {
@@ -1169,13 +1188,13 @@ TEST(ProfilerActor, RulesOnARecordedTraceAsTheDeviceLeftTheResult) {
   // Under another key no line is the library's: forged.
   ExecResult wrong_key = ask(read_candidate_trace(trace_file, "000102030405060708090a0b0c0d0e0f", request));
   EXPECT_EQ(Verdict_Name(wrong_key.verdict()), "HACKED");
-  EXPECT_TRUE(has_evidence(wrong_key, "trace_forged"));
+  EXPECT_TRUE(has_evidence(wrong_key, TRACE_FORGED));
   EXPECT_EQ(wrong_key.profile().kernels_seen(), 0);
   // One fewer timed batch than the trace shows: the phase calls are not the harness's.
   device_left.mutable_timed_batch_ms()->RemoveLast();
   ExecResult fewer = ask(read_candidate_trace(trace_file, key, request));
   EXPECT_EQ(Verdict_Name(fewer.verdict()), "HACKED");
-  EXPECT_TRUE(has_evidence(fewer, "phase_sequence"));
+  EXPECT_TRUE(has_evidence(fewer, PHASE_SEQUENCE));
   // No trace made (no key): nothing ruled, the verdict stands.
   ExecResult untraced = ask(CandidateTrace{});
   EXPECT_EQ(Verdict_Name(untraced.verdict()), "OK");

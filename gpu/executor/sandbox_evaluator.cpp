@@ -126,7 +126,7 @@ void remove_stale_work_roots() {
 
 // The verdict becomes RESOURCE_LIMIT for a limit the candidate hit; what it was stays in the
 // evidence.
-void charge_limit(ExecResult* result, const std::string& phase, const std::string& message, const std::string& kind,
+void charge_limit(ExecResult* result, const std::string& phase, const std::string& message, EvidenceKind kind,
                   const std::string& source) {
   const std::string was = Verdict_Name(result->verdict()) + ": " + result->message();
   fail(result, RESOURCE_LIMIT, phase, message);
@@ -142,7 +142,7 @@ void charge_full_disk(int64_t peak_bytes, int64_t limit_mb, const std::string& p
   charge_limit(result, phase,
                "its private disk (/tmp, /var/tmp and /dev/shm together) was full: the limit is " +
                    std::to_string(limit_mb) + " MiB",
-               "disk_limit", "executor");
+               DISK_LIMIT, "executor");
 }
 
 }  // namespace
@@ -233,7 +233,7 @@ std::pair<ExecResult, CandidateTrace> sandbox_evaluator::evaluate_on_device(cons
     trace.Clear();  // the last attempt's is the one ruled on
     result = evaluate_once(request, built, &trace);
     result.set_attempts(attempt);
-    candidates_every_time = candidates_every_time && has_evidence(result, "candidate_out_of_device_memory");
+    candidates_every_time = candidates_every_time && has_evidence(result, CANDIDATE_OUT_OF_DEVICE_MEMORY);
     if (!result.own_device_memory_exhausted() || attempt >= std::max(options_.own_memory_attempts, 1))
       break;
     spdlog::warn("request {}: kgym's own processes ran out of GPU memory ({}); evaluating again ({} of {})",
@@ -468,7 +468,7 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
   } else if (killed == kill_reason::memory) {
     fail(&result, RESOURCE_LIMIT, phase,
          "host memory above the limit of " + std::to_string(opts.memory_limit_mb()) + " MiB");
-    add_evidence(&result, "memory_limit",
+    add_evidence(&result, MEMORY_LIMIT,
                  "peak resident memory and private disk " + std::to_string(peak_rss >> 20) + " MiB", "executor");
   } else if (killed == kill_reason::cancelled) {
     fail(&result, CANCELLED, phase, "withdrawn by its client while it ran (in phase '" + phase + "'); stopped");
@@ -476,18 +476,18 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     fail(&result, RESOURCE_LIMIT, phase,
          "its private disk (/tmp, /var/tmp and /dev/shm together) went over the limit of " +
              std::to_string(polled_disk_limit_mb) + " MiB");
-    add_evidence(&result, "disk_limit",
+    add_evidence(&result, DISK_LIMIT,
                  polled_too_many ? "more than " + std::to_string(max_private_entries) + " files"
                                  : std::to_string(polled_disk_peak >> 20) + " MiB seen",
                  "executor");
   } else if (killed == kill_reason::tasks) {
     fail(&result, RESOURCE_LIMIT, phase,
          "it ran more than " + std::to_string(polled_tasks_limit) + " tasks (processes and threads) at once");
-    add_evidence(&result, "tasks_limit", std::to_string(polled_tasks_peak) + " tasks seen in its pid namespace",
+    add_evidence(&result, TASKS_LIMIT, std::to_string(polled_tasks_peak) + " tasks seen in its pid namespace",
                  "executor");
   } else if (killed == kill_reason::bad_frame) {
     fail(&result, HACKED, phase, "the sandbox channel carried a forged or malformed frame");
-    add_evidence(&result, "forged_frame", frame_error, "executor");
+    add_evidence(&result, FORGED_FRAME, frame_error, "executor");
   } else if (killed == kill_reason::zygote_lost) {
     fail(&result, CRASHED, phase, "the sandbox stopped answering; it was replaced");
   } else if (have_result) {
@@ -503,7 +503,7 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     charge_limit(&result, phase,
                  "host memory above the limit of " + std::to_string(opts.memory_limit_mb()) +
                      " MiB (the kernel stopped a process of the candidate's cgroup)",
-                 "memory_limit", "kernel");
+                 MEMORY_LIMIT, "kernel");
   if (!cgroup_usage_file.empty())
     result.add_isolation("candidate:memory_cgroup");
   else if (counted_by_uid)
@@ -530,7 +530,7 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     (*result.mutable_harness_seconds())["extension_compile"] = compile_s;
   }
   if (exit_info.swept() > 0)
-    add_evidence(&result, "leftover_processes",
+    add_evidence(&result, LEFTOVER_PROCESSES,
                  std::to_string(exit_info.swept()) + " processes outlived the evaluation and were killed", "executor");
   // The trace is read here, outside the candidate's process, after it has exited; only its
   // authenticated lines will count (trace_ruling). On the CPU it holds the phase calls only

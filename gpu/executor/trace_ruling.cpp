@@ -41,7 +41,7 @@ void apply_trace(const CandidateTrace& t, ExecResult* result) {
   auto trace = check_trace(lines_of(t.lines()), trace_key_from_hex(t.key_hex()));
   auto unmarked = unmark_generated_not_in_source(trace.kernels, t.candidate_source());
   if (!unmarked.empty())
-    add_evidence(result, "generated_kernel_not_in_source",
+    add_evidence(result, GENERATED_KERNEL_NOT_IN_SOURCE,
                  "the trace calls kernels generated that the candidate's source does not name: " + unmarked.front() +
                      (unmarked.size() > 1 ? " and " + std::to_string(unmarked.size() - 1) + " more" : ""),
                  "cupti");

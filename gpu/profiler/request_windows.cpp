@@ -83,7 +83,7 @@ request_windows check_request_windows(const checked_trace& trace, const std::vec
 void apply_request_windows(const request_windows& found, bool no_hacking_check, ExecResult* result) {
   if (result->verdict() != OK)
     return;
-  auto hack = [&](const std::string& kind, const std::string& detail, const std::string& message) {
+  auto hack = [&](EvidenceKind kind, const std::string& detail, const std::string& message) {
     add_evidence(result, kind, detail, "cupti");
     if (!no_hacking_check && result->verdict() != HACKED)
       mark_hacked(result, "timing", message);
@@ -92,12 +92,12 @@ void apply_request_windows(const request_windows& found, bool no_hacking_check, 
     char text[120];
     std::snprintf(text, sizeof text, "%d kernels or copies (%.3f ms of GPU time) outside the candidate's %d batch windows; ",
                   found.outside, found.outside_ms, found.windows);
-    hack("gpu_work_between_requests", text + found.first_outside,
+    hack(GPU_WORK_BETWEEN_REQUESTS, text + found.first_outside,
          "the candidate's process ran GPU work between its timed requests (while the reference was timed, or "
          "left running past its answers)");
   }
   if (found.longer > 0)
-    hack("batch_window_longer_than_request",
+    hack(BATCH_WINDOW_LONGER_THAN_REQUEST,
          std::to_string(found.longer) + " of " + std::to_string(found.windows) + " batch windows; " + found.first_longer,
          "the candidate's trace shows batch windows longer than the judge's requests (its phase calls were moved)");
 }

@@ -133,26 +133,26 @@ std::string phase_protocol(const std::vector<std::string>& calls, const std::vec
 
 void apply_trace_integrity(const checked_trace& trace, const std::vector<std::string>& expected,
                            bool no_hacking_check, ExecResult* result) {
-  auto hack = [&](const std::string& kind, const std::string& detail, const std::string& message) {
+  auto hack = [&](EvidenceKind kind, const std::string& detail, const std::string& message) {
     add_evidence(result, kind, detail, "executor");
     if (!no_hacking_check && result->verdict() != HACKED)
       mark_hacked(result, "profile", message);
   };
   if (trace.rejected > 0)
-    hack("trace_forged",
+    hack(TRACE_FORGED,
          std::to_string(trace.rejected) + " of " + std::to_string(trace.lines) + " trace lines rejected; " +
              trace.first_rejected,
          "the trace holds lines the trace writer did not write");
   std::string protocol = phase_protocol(trace.phase_calls, expected);
   const size_t at = common_prefix(trace.phase_calls, expected);
   if (protocol == "deviates")
-    hack("phase_sequence",
+    hack(PHASE_SEQUENCE,
          "phase call " + std::to_string(at + 1) + " was '" +
              (at < trace.phase_calls.size() ? trace.phase_calls[at] : std::string("(none)")) + "', the harness's is '" +
              (at < expected.size() ? expected[at] : std::string("(none)")) + "'",
          "the profiler's phases were set by someone other than the harness");
   else if (result->verdict() == OK && (protocol != "complete" || !trace.ended))
-    hack("trace_incomplete",
+    hack(TRACE_INCOMPLETE,
          std::string(trace.ended ? "the trace ended" : "the trace has no end record") + " after " +
              std::to_string(trace.phase_calls.size()) + " of the harness's " + std::to_string(expected.size()) +
              " phase calls",

@@ -106,7 +106,7 @@ void apply_profile_verdict(const ProfileReport& profile, bool no_hacking_check, 
   *result->mutable_profile() = profile;
   std::string detail;
   if (result->verdict() == OK && kernels_outside_timed_region(profile, *result, &detail)) {
-    add_evidence(result, "work_outside_timed_region",
+    add_evidence(result, WORK_OUTSIDE_TIMED_REGION,
                  detail + ": work on an unjoined stream, left running, or a tampered timer", "cupti");
     if (!no_hacking_check) {
       mark_hacked(result, "profile", "GPU work outside the timed region (CUPTI trace)");
@@ -125,7 +125,7 @@ void apply_profile_verdict(const ProfileReport& profile, bool no_hacking_check, 
   if (profile.generated_launches_eval() == 0)
     silent.push_back("eval");
   for (const auto& mode : silent)
-    add_evidence(result, "no_generated_kernel",
+    add_evidence(result, NO_GENERATED_KERNEL,
                  mode + " mode: GPU kernels ran, none launched from the candidate's own code", "cupti");
   if (!silent.empty() && !no_hacking_check)
     mark_hacked(result, "profile", "no kernel of the candidate's own ran in " + silent.front() + " mode (CUPTI trace)");
