@@ -1,7 +1,7 @@
 // How much a long-running command (kgym serve, kgym worker) logs: --log-level, default info.
 // At info a service logs what happens to it (start, workers, refusals, a progress line every
-// 10 s); each request's arrival and answer are debug lines (at 15,000 answers a second they
-// cost its loop more than the answers did).
+// 10 s) and one line per evaluation when answered (where it came from, its verdict, where it
+// ran); debug adds a line at each request's arrival.
 #pragma once
 
 #include "cli/command_line.hpp"

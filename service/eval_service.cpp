@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <unordered_map>
 
 #include "messages/json.hpp"
 #include "service/eval_api.hpp"
@@ -284,9 +285,11 @@ class eval_service {
     return status;
   }
 
-  // Every evaluation is logged with where it came from (here) and where it ran (when answered).
+  // Every evaluation is logged, in one line when answered, with where it came from (kept here
+  // until then) and where it ran.
   void start_evaluation(const EvalRequest& request, const std::string& origin) {
     spdlog::debug("request {} from {}: task {}", request.request_id(), origin, request.task_id());
+    origins[request.request_id()] = origin + ": task " + request.task_id();
     ExecRequest exec_request;
     exec_request.set_request_id(request.request_id());
     *exec_request.mutable_task() = request.task();
@@ -466,8 +469,12 @@ class eval_service {
   void release(EvalResult answer, std::chrono::steady_clock::time_point now) {
     const ExecResult& result = answer.result();
     auto waiting = requests.finish(answer, now);
-    spdlog::debug("request {}: {} on {}", answer.request_id(), Verdict_Name(result.verdict()),
-                 result.executor().empty() ? "no executor" : result.executor());
+    auto origin = origins.find(answer.request_id());
+    spdlog::info("request {} from {}: {} on {}", answer.request_id(),
+                 origin == origins.end() ? "an earlier run (its journal)" : origin->second,
+                 Verdict_Name(result.verdict()), result.executor().empty() ? "no executor" : result.executor());
+    if (origin != origins.end())
+      origins.erase(origin);
     metrics.evaluated(result);
     if (setup.on_answer)
       setup.on_answer(answer);
@@ -500,6 +507,7 @@ class eval_service {
   std::shared_ptr<finished_queue> finished = std::make_shared<finished_queue>();
   request_table requests;
   size_t served = 0, refused = 0, answers_since_compaction = 0;
+  std::unordered_map<std::string, std::string> origins;  // request id -> where it came from, until answered
   serve_metrics metrics;
   const std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();
   caf::scoped_actor asking;

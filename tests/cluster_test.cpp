@@ -51,6 +51,13 @@ std::string read_all(const std::string& path) {
   return text.str();
 }
 
+// serve's line for an answered evaluation (from where, the task, the verdict, on which
+// executor), from "request <id> from " to the end of its line; "" if there is none.
+std::string evaluation_line(const std::string& log, const std::string& id) {
+  const size_t at = log.find("request " + id + " from ");
+  return at == std::string::npos ? std::string() : log.substr(at, log.find('\n', at) - at);
+}
+
 TEST(Cluster, ExactlyOnceWithAWorkerKilledAndOneJoining) {
   std::string tmp = fs::temp_directory_path().string() + "/kgym-cluster-" + std::to_string(::getpid());
   fs::create_directories(tmp);
@@ -97,8 +104,10 @@ TEST(Cluster, ExactlyOnceWithAWorkerKilledAndOneJoining) {
   EXPECT_NE(serve_log.find("placed again"), std::string::npos) << serve_log;
   // Each evaluation is logged with where it came from and where it ran.
   for (const auto& [id, verdict] : expected) {
-    EXPECT_NE(serve_log.find("request " + id + " from zmq 127.0.0.1 id "), std::string::npos) << id;
-    EXPECT_NE(serve_log.find("request " + id + ": " + Verdict_Name(verdict) + " on w"), std::string::npos) << id;
+    const std::string line = evaluation_line(serve_log, id);
+    EXPECT_EQ(line.rfind("request " + id + " from zmq 127.0.0.1 id ", 0), 0u) << id << ": " << line;
+    EXPECT_NE(line.find(": task "), std::string::npos) << line;
+    EXPECT_NE(line.find(": " + Verdict_Name(verdict) + " on w"), std::string::npos) << line;
   }
 
   int status = 0;
@@ -605,8 +614,9 @@ TEST(Cluster, OnSimulatedHostsOnlyTheMemberWorksAndSurvivesAPulledLink) {
   const std::string serve_log = read_all(tmp + "/serve.log");
   EXPECT_EQ(serve_log.find("plain#"), std::string::npos) << serve_log;
   for (const auto& [id, verdict] : expected) {  // where each came from and where it ran
-    EXPECT_NE(serve_log.find("request " + id + " from http 10.77.0.254:"), std::string::npos) << id << serve_log;
-    EXPECT_NE(serve_log.find("request " + id + ": " + Verdict_Name(verdict) + " on w1#cpu0"), std::string::npos) << id;
+    const std::string line = evaluation_line(serve_log, id);
+    EXPECT_EQ(line.rfind("request " + id + " from http 10.77.0.254:", 0), 0u) << id << ": " << line;
+    EXPECT_NE(line.find(": " + Verdict_Name(verdict) + " on w1#cpu0"), std::string::npos) << line;
   }
   EXPECT_EQ(stop_process(member), 0);
   EXPECT_EQ(stop_process(serve), 0);
