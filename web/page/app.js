@@ -19,6 +19,13 @@ function el(tag, text, cls) {
   return node;
 }
 
+// A schema enum's name as people read it: "FEEDBACK_CORRECT_FAST" -> "correct_fast" (the
+// prefix given), "CACHED_OUTPUT" -> "cached_output".
+function enumText(name, prefix) {
+  const text = String(name || "");
+  return (prefix && text.startsWith(prefix) ? text.slice(prefix.length) : text).toLowerCase();
+}
+
 function num(value, digits) {
   return typeof value === "number" ? value.toFixed(digits) : (0).toFixed(digits);
 }
@@ -169,14 +176,14 @@ function turnView(turn) {
     ["message", result.message], ["speedup", result.speedup ? num(result.speedup, 3) + "x" : ""],
     ["coverage", result.profile && result.profile.coverage !== undefined ? num(result.profile.coverage, 3) : ""],
     ["failed phase", result.failed_phase], ["wall", num(result.wall_s, 2) + " s"], ["executor", result.executor],
-    ["feedback shown", turn.feedback], ["policy", "v" + int(turn.policy_version)]]));
+    ["feedback shown", enumText(turn.feedback, "FEEDBACK_")], ["policy", "v" + int(turn.policy_version)]]));
   right.append(el("div", "reward", "chart-title"), facts([
     ["total", num(reward.total, 3)], ["correctness", num(reward.correctness, 3)], ["speedup term", num(reward.speedup, 3)],
     ["coverage term", num(reward.coverage, 3)], ["why", reward.reason]]));
   if ((result.evidence || []).length) {
     right.append(el("div", "evidence", "chart-title"));
     const list = el("ul", undefined, "evidence");
-    result.evidence.forEach((e) => list.append(el("li", (e.kind || "") + ": " + (e.detail || "") + " (" + (e.source || "") + ")")));
+    result.evidence.forEach((e) => list.append(el("li", enumText(e.kind) + ": " + (e.detail || "") + " (" + (e.source || "") + ")")));
     right.append(list);
   }
   body.append(left, right);
