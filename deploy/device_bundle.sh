@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .debs && cd .debs
-apt-get download -qq libcaf-core0.17 libcaf-io0.17 libcaf-openssl0.17 libfmt9 libprotobuf32 libspdlog1.10 libzmq5 libsodium23 libnorm1 libpgm-5.3-0 libsimdjson14 libcpp-httplib0.11 libbrotli1 2>/dev/null
+apt-get download -qq libcaf-core0.17 libcaf-io0.17 libcaf-openssl0.17 libfmt9 libprotobuf32 libspdlog1.10 libzmq5 libsodium23 libnorm1 libpgm-5.3-0 libsimdjson14 libcpp-httplib0.11 libbrotli1 libtcmalloc-minimal4 2>/dev/null
 rm -rf root && for f in *.deb; do dpkg -x "$f" root; done
 du -sh root
 # The build, slimmed to what runs: binaries without debug info and the CTest files.

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 DEBS="cmake g++ make libcaf-dev libprotobuf-dev protobuf-compiler libzmq3-dev cppzmq-dev libspdlog-dev zlib1g-dev
-      libgtest-dev libsqlite3-dev libsimdjson-dev libssl-dev openssl libcpp-httplib-dev libcli11-dev pkg-config python3-matplotlib libjs-dygraphs
+      libgtest-dev libsqlite3-dev libsimdjson-dev libssl-dev openssl libcpp-httplib-dev libcli11-dev libgoogle-perftools-dev pkg-config python3-matplotlib libjs-dygraphs
       chromium chromium-driver"
 if ! dpkg -s $DEBS >/dev/null 2>&1; then
   echo "kgym setup: installing Debian packages"
