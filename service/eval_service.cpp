@@ -289,7 +289,8 @@ class eval_service {
   // until then) and where it ran.
   void start_evaluation(const EvalRequest& request, const std::string& origin) {
     spdlog::debug("request {} from {}: task {}", request.request_id(), origin, request.task_id());
-    origins[request.request_id()] = origin + ": task " + request.task_id();
+    if (spdlog::should_log(spdlog::level::info))  // kept only for the line it will be logged in
+      origins[request.request_id()] = origin + ": task " + request.task_id();
     ExecRequest exec_request;
     exec_request.set_request_id(request.request_id());
     *exec_request.mutable_task() = request.task();

@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <sstream>
 #include <vector>
 
 #include "gpu/executor/scrub.hpp"
@@ -29,16 +28,8 @@ CandidateTrace read_candidate_trace(const std::string& path, const std::string& 
 
 namespace {
 
-std::vector<std::string> lines_of(const std::string& bytes) {
-  std::vector<std::string> lines;
-  std::istringstream in(bytes);
-  for (std::string line; std::getline(in, line);)
-    lines.push_back(line);
-  return lines;
-}
-
 void apply_trace(const CandidateTrace& t, ExecResult* result) {
-  auto trace = check_trace(lines_of(t.lines()), trace_key_from_hex(t.key_hex()));
+  auto trace = check_trace(split_trace_lines(t.lines()), trace_key_from_hex(t.key_hex()));
   auto unmarked = unmark_generated_not_in_source(trace.kernels, t.candidate_source());
   if (!unmarked.empty())
     add_evidence(result, GENERATED_KERNEL_NOT_IN_SOURCE,

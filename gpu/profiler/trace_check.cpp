@@ -76,12 +76,16 @@ checked_trace check_trace(const std::vector<std::string>& lines, const std::stri
   return trace;
 }
 
-std::vector<std::string> trace_lines(const std::string& path) {
+std::vector<std::string> split_trace_lines(const std::string& bytes) {
   std::vector<std::string> lines;
-  std::istringstream in(read_untrusted_file(path, max_trace_bytes).value_or(""));
+  std::istringstream in(bytes);
   for (std::string line; std::getline(in, line);)
     lines.push_back(line);
   return lines;
+}
+
+std::vector<std::string> trace_lines(const std::string& path) {
+  return split_trace_lines(read_untrusted_file(path, max_trace_bytes).value_or(""));
 }
 
 std::string trace_key_from_hex(const std::string& hex) {

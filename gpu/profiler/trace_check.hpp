@@ -30,6 +30,9 @@ checked_trace check_trace(const std::vector<std::string>& lines, const std::stri
 // beyond is not read, so the trace's end record is missing.
 constexpr size_t max_trace_bytes = size_t{256} << 20;
 
+// A trace's bytes (as read from its file), line by line.
+std::vector<std::string> split_trace_lines(const std::string& bytes);
+
 // The lines of a trace file (read_untrusted_file: a link or a FIFO in its place is no trace);
 // none when it is missing.
 std::vector<std::string> trace_lines(const std::string& path);
