@@ -5,7 +5,7 @@ and for each the answers/s and the CPU seconds of every thread of serve and of t
 read from /proc (serve's own thread is "kgym", the journal's writer "kgym-journal", CAF's
 "caf.multiplexer"). The thread that is busy most of the wall time is what bounds the rate.
 
-    python3 bench/dispatch_threads.py [--requests 20000] [--runs 2]
+    python3 bench/dispatch_threads.py [--requests 20000] [--runs 2] [--slots 1]
 """
 import argparse
 import os
@@ -35,13 +35,15 @@ def main() -> None:
     parser.add_argument("--kgym", default="build/kgym")
     parser.add_argument("--requests", type=int, default=20000, help="requests in flight per measurement")
     parser.add_argument("--runs", type=int, default=2, help="rounds of the three setups, alternated")
+    parser.add_argument("--slots", type=int, default=1,
+                        help="executors per worker process, as dispatch_bench.py --slots (8: the control plane's capacity)")
     args = parser.parse_args()
     print(f"kgym dispatch threads: {platform.node()}, {os.cpu_count()} CPUs, {platform.platform()}")
     certs = dispatch_bench.make_certs()
     for _ in range(args.runs):
         for setup in ("plain", "tls", "tls+journal"):
             cluster = dispatch_bench.Cluster(args.kgym, 2, "plain" if setup == "plain" else certs,
-                                             setup == "tls+journal")
+                                             setup == "tls+journal", slots=args.slots)
             try:
                 cluster.run_batch(1000)  # warm
                 pids = {"serve": cluster.serve.pid, **{f"worker{i}": w.pid for i, w in enumerate(cluster.workers)}}
