@@ -27,6 +27,7 @@ fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 # ninja builds candidates' CUDA extensions (deploy/requirements-sandbox.txt); the bundle carries it.
 python3 -c "import ninja" 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels ninja
+python3 -c "import google.protobuf" 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels protobuf
 # matplotlib draws kgym report's and kgym eval's charts (report/plot_curves.py); the bundle carries it.
 python3 -c "import matplotlib" 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels-report \
   matplotlib 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels-report \

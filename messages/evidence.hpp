@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "messages/enum_names.hpp"
 #include "messages/kgym.pb.h"
 
 namespace kgym {
@@ -31,8 +32,14 @@ inline bool has_evidence(const ExecResult& result, EvidenceKind kind) {
   return false;
 }
 
+// A phase as the judge names it: "load" for PHASE_LOAD (kgym.proto says so at EvalPhase).
+inline std::string phase_name(EvalPhase phase) {
+  const std::string name = lower_name(phase);
+  return name.rfind("phase_", 0) == 0 ? name.substr(6) : name;
+}
+
 // A hacking finding ends the result's standing: HACKED counts as incorrect.
-inline void mark_hacked(ExecResult* result, const std::string& phase, const std::string& message) {
+inline void mark_hacked(ExecResult* result, EvalPhase phase, const std::string& message) {
   result->set_verdict(HACKED);
   result->set_correct(false);
   result->set_failed_phase(phase);

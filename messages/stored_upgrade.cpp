@@ -9,6 +9,12 @@ FeedbackState feedback_named(const std::string& legacy) {
 }
 
 void upgrade_stored(ExecResult* result) {
+  if (!result->legacy_failed_phase().empty()) {
+    if (result->failed_phase() == EVAL_PHASE_UNSPECIFIED)
+      result->set_failed_phase(
+          enum_named<EvalPhase>("phase_" + result->legacy_failed_phase()).value_or(EVAL_PHASE_UNSPECIFIED));
+    result->clear_legacy_failed_phase();
+  }
   for (auto& e : *result->mutable_evidence()) {
     if (e.legacy_kind().empty())
       continue;

@@ -276,7 +276,7 @@ TEST(RequestWindows, FindWorkBetweenRequestsAndWorkLeftRunning) {
   ExecResult r = result_with(OK);
   apply_request_windows(found, false, &r);
   EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED");
-  EXPECT_EQ(r.failed_phase(), "timing");
+  EXPECT_EQ(r.failed_phase(), PHASE_TIMING);
   ASSERT_EQ(r.evidence_size(), 1);
   EXPECT_EQ(r.evidence(0).kind(), GPU_WORK_BETWEEN_REQUESTS);
   EXPECT_EQ(r.evidence(0).source(), "cupti");

@@ -84,6 +84,21 @@ TEST(StoredUpgrade, EvidenceKindWrittenAsAStringReadsBackTyped) {
   EXPECT_TRUE(read.evidence(0).legacy_kind().empty());
 }
 
+TEST(StoredUpgrade, FailedPhaseWrittenAsAStringReadsBackTyped) {
+  ExecResult old;
+  old.set_legacy_failed_phase("correctness");
+  ExecResult read;
+  ASSERT_TRUE(read.ParseFromString(old.SerializeAsString()));
+  upgrade_stored(&read);
+  EXPECT_EQ(read.failed_phase(), PHASE_CORRECTNESS);
+  EXPECT_TRUE(read.legacy_failed_phase().empty());
+  old.set_legacy_failed_phase("no_such_phase");
+  ASSERT_TRUE(read.ParseFromString(old.SerializeAsString()));
+  upgrade_stored(&read);
+  EXPECT_EQ(read.failed_phase(), EVAL_PHASE_UNSPECIFIED);
+  EXPECT_EQ(phase_name(PHASE_CORRECTNESS), "correctness");  // the judge's name for it
+}
+
 TEST(Json, RejectsUnknownFieldsAndSaysWhich) {
   ExecResult r;
   std::string error = from_json(R"({"request_id":"x","speedupp":2})", &r);

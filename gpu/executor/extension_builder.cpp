@@ -25,7 +25,7 @@ ExecResult build_failure(const ExecRequest& request, const SandboxEvent::Built& 
     return ExecResult();
   ExecResult r = result_for(request);
   r.set_verdict(built.internal() ? INTERNAL_ERROR : COMPILE_ERROR);
-  r.set_failed_phase("compile");
+  r.set_failed_phase(PHASE_COMPILE);
   r.set_message(scrub(built.error(), process_secrets(), 4096));
   (*r.mutable_harness_seconds())["extension_build"] = built.seconds();
   return r;

@@ -34,13 +34,13 @@ constexpr auto watchdog_tick = std::chrono::milliseconds(100);
 // it (each tick): past this many it is over its limit, whatever their size.
 constexpr int64_t max_private_entries = 100000;
 
-double timeout_for(const EvalOptions& o, const std::string& phase) {
-  if (phase == "correctness") return o.correctness_timeout_s();
-  if (phase == "timing") return o.timing_timeout_s();
+double timeout_for(const EvalOptions& o, EvalPhase phase) {
+  if (phase == PHASE_CORRECTNESS) return o.correctness_timeout_s();
+  if (phase == PHASE_TIMING) return o.timing_timeout_s();
   return o.load_timeout_s();
 }
 
-clock_type::time_point phase_deadline(const EvalOptions& o, const std::string& phase) {
+clock_type::time_point phase_deadline(const EvalOptions& o, EvalPhase phase) {
   return clock_type::now() +
          std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(timeout_for(o, phase)));
 }
@@ -54,7 +54,7 @@ std::string signal_name(int sig) {
   return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
 }
 
-void fail(ExecResult* r, Verdict verdict, const std::string& phase, const std::string& message) {
+void fail(ExecResult* r, Verdict verdict, EvalPhase phase, const std::string& message) {
   r->set_verdict(verdict);
   r->set_failed_phase(phase);
   r->set_message(message);
@@ -62,7 +62,7 @@ void fail(ExecResult* r, Verdict verdict, const std::string& phase, const std::s
 }
 
 // What the exit of the evaluation process means when it sent no result.
-void verdict_from_exit(const SandboxEvent::ChildExit& exit, const std::string& phase, ExecResult* r) {
+void verdict_from_exit(const SandboxEvent::ChildExit& exit, EvalPhase phase, ExecResult* r) {
   if (exit.signal() == SIGXCPU || exit.signal() == SIGXFSZ)
     fail(r, RESOURCE_LIMIT, phase, "killed by " + signal_name(exit.signal()) + " (CPU time or file size limit)");
   else if (exit.signal() != 0)
@@ -126,7 +126,7 @@ void remove_stale_work_roots() {
 
 // The verdict becomes RESOURCE_LIMIT for a limit the candidate hit; what it was stays in the
 // evidence.
-void charge_limit(ExecResult* result, const std::string& phase, const std::string& message, EvidenceKind kind,
+void charge_limit(ExecResult* result, EvalPhase phase, const std::string& message, EvidenceKind kind,
                   const std::string& source) {
   const std::string was = Verdict_Name(result->verdict()) + ": " + result->message();
   fail(result, RESOURCE_LIMIT, phase, message);
@@ -134,7 +134,7 @@ void charge_limit(ExecResult* result, const std::string& phase, const std::strin
 }
 
 // A candidate that failed with its private disk full failed on the limit, not by itself.
-void charge_full_disk(int64_t peak_bytes, int64_t limit_mb, const std::string& phase, ExecResult* result) {
+void charge_full_disk(int64_t peak_bytes, int64_t limit_mb, EvalPhase phase, ExecResult* result) {
   const int64_t slack = 64 << 10;  // tmpfs's own bookkeeping: "full" is within a few pages
   const auto v = result->verdict();
   if (peak_bytes < (limit_mb << 20) - slack || !(v == RUNTIME_ERROR || v == CRASHED || v == COMPILE_ERROR))
@@ -212,7 +212,7 @@ std::pair<ExecResult, CandidateTrace> sandbox_evaluator::evaluate_on_device(cons
   if (options_.withdrawn->cancelled(request.request_id())) {  // withdrawn before it started: nothing built
     options_.withdrawn->forget(request.request_id());
     ExecResult result = result_for(request);
-    fail(&result, CANCELLED, "start", "withdrawn by its client before it ran");
+    fail(&result, CANCELLED, PHASE_START, "withdrawn by its client before it ran");
     return {result, trace};
   }
   SandboxEvent::Built built;
@@ -271,7 +271,7 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
   };
 
   if (auto error = ensure_zygote(); !error.empty()) {
-    fail(&result, INTERNAL_ERROR, "start", error);
+    fail(&result, INTERNAL_ERROR, PHASE_START, error);
     zygote_.reset();
     return finish(result);
   }
@@ -302,7 +302,7 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
       zygote_->read_event(&event, clock_type::now() + std::chrono::seconds(30), &frame_error) !=
           sandbox_process::read_status::event ||
       !event.has_started()) {
-    fail(&result, INTERNAL_ERROR, "start", "the sandbox did not start the evaluation " + frame_error);
+    fail(&result, INTERNAL_ERROR, PHASE_START, "the sandbox did not start the evaluation " + frame_error);
     zygote_.reset();
     forget_prepared();
     remove_workdir(workdir);
@@ -361,7 +361,7 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
   };
 
   // Follow the evaluation: phase limits, memory watchdog, and the one result it may send.
-  std::string phase = "load";
+  EvalPhase phase = PHASE_LOAD;
   // A phase's limit, and the whole evaluation's: the earlier of the two.
   const auto total_deadline = clock_type::now() + std::chrono::duration_cast<clock_type::duration>(
                                                       std::chrono::duration<double>(opts.total_timeout_s()));
@@ -461,17 +461,17 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
   if (killed == kill_reason::timeout && total_timed_out) {
     fail(&result, TIMEOUT, phase,
          "the evaluation ran past its total limit of " + std::to_string(int(opts.total_timeout_s())) + " s (in phase '" +
-             phase + "')");
+             phase_name(phase) + "')");
   } else if (killed == kill_reason::timeout) {
     fail(&result, TIMEOUT, phase,
-         "phase '" + phase + "' ran past its limit of " + std::to_string(int(timeout_for(opts, phase))) + " s");
+         "phase '" + phase_name(phase) + "' ran past its limit of " + std::to_string(int(timeout_for(opts, phase))) + " s");
   } else if (killed == kill_reason::memory) {
     fail(&result, RESOURCE_LIMIT, phase,
          "host memory above the limit of " + std::to_string(opts.memory_limit_mb()) + " MiB");
     add_evidence(&result, MEMORY_LIMIT,
                  "peak resident memory and private disk " + std::to_string(peak_rss >> 20) + " MiB", "executor");
   } else if (killed == kill_reason::cancelled) {
-    fail(&result, CANCELLED, phase, "withdrawn by its client while it ran (in phase '" + phase + "'); stopped");
+    fail(&result, CANCELLED, phase, "withdrawn by its client while it ran (in phase '" + phase_name(phase) + "'); stopped");
   } else if (killed == kill_reason::disk) {
     fail(&result, RESOURCE_LIMIT, phase,
          "its private disk (/tmp, /var/tmp and /dev/shm together) went over the limit of " +

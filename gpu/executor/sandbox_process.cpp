@@ -154,6 +154,9 @@ std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready*
   if (launch_.device == CUDA && launch_.gpu >= 0)
     env_store.push_back("CUDA_VISIBLE_DEVICES=" + std::to_string(launch_.gpu));
   env_store.push_back(pythonpath);
+  // Where the build put the schema's Python (kgym_pb2, for the sandbox's frames).
+  const char* schema = std::getenv("KGYM_SCHEMA_PYTHON");
+  env_store.push_back(std::string("KGYM_SCHEMA_PYTHON=") + (schema && *schema ? schema : KGYM_SCHEMA_PYTHON_DIR));
   if (launch_.device == CUDA && !launch_.cupti_library.empty())
     env_store.push_back("KGYM_CUPTI_LIB=" + launch_.cupti_library);
   if (launch_.device == CUDA && !launch_.checks_library.empty())

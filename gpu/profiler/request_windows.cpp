@@ -86,7 +86,7 @@ void apply_request_windows(const request_windows& found, bool no_hacking_check, 
   auto hack = [&](EvidenceKind kind, const std::string& detail, const std::string& message) {
     add_evidence(result, kind, detail, "cupti");
     if (!no_hacking_check && result->verdict() != HACKED)
-      mark_hacked(result, "timing", message);
+      mark_hacked(result, PHASE_TIMING, message);
   };
   if (found.outside > 0) {
     char text[120];

@@ -140,7 +140,7 @@ void apply_trace_integrity(const checked_trace& trace, const std::vector<std::st
   auto hack = [&](EvidenceKind kind, const std::string& detail, const std::string& message) {
     add_evidence(result, kind, detail, "executor");
     if (!no_hacking_check && result->verdict() != HACKED)
-      mark_hacked(result, "profile", message);
+      mark_hacked(result, PHASE_PROFILE, message);
   };
   if (trace.rejected > 0)
     hack(TRACE_FORGED,

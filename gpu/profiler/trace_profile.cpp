@@ -109,7 +109,7 @@ void apply_profile_verdict(const ProfileReport& profile, bool no_hacking_check, 
     add_evidence(result, WORK_OUTSIDE_TIMED_REGION,
                  detail + ": work on an unjoined stream, left running, or a tampered timer", "cupti");
     if (!no_hacking_check) {
-      mark_hacked(result, "profile", "GPU work outside the timed region (CUPTI trace)");
+      mark_hacked(result, PHASE_PROFILE, "GPU work outside the timed region (CUPTI trace)");
       return;
     }
   }
@@ -128,7 +128,7 @@ void apply_profile_verdict(const ProfileReport& profile, bool no_hacking_check, 
     add_evidence(result, NO_GENERATED_KERNEL,
                  mode + " mode: GPU kernels ran, none launched from the candidate's own code", "cupti");
   if (!silent.empty() && !no_hacking_check)
-    mark_hacked(result, "profile", "no kernel of the candidate's own ran in " + silent.front() + " mode (CUPTI trace)");
+    mark_hacked(result, PHASE_PROFILE, "no kernel of the candidate's own ran in " + silent.front() + " mode (CUPTI trace)");
 }
 
 namespace {

@@ -42,6 +42,38 @@ class EvalDefaults(unittest.TestCase):
             eval_defaults.tolerance("FP8", None)
 
 
+class Frames(unittest.TestCase):
+    """The sandbox's frames are built through the schema (kgym_pb2, made by the build)."""
+
+    def test_an_event_is_the_schemas_json_and_a_name_it_lacks_is_refused(self):
+        from kgym_sandbox import frames
+        self.assertEqual(frames.phase_event("timing"), {"phase": {"name": "PHASE_TIMING"}})
+        self.assertEqual(frames.event(exit={"pid": 7, "exit_code": 0, "seconds": {"exit_candidate": 0.5}}),
+                         {"exit": {"pid": "7", "seconds": {"exit_candidate": 0.5}}})  # int64 as proto3 JSON writes it
+        with self.assertRaises(frames.MalformedFrame):
+            frames.event(exit={"pid": 7, "exit_cod": 0})
+        with self.assertRaises(frames.MalformedFrame):
+            frames.phase_event("warmup")  # not a phase of the schema
+
+    def test_a_result_the_schema_refuses_is_kgyms_internal_error_not_a_malformed_frame(self):
+        from kgym_sandbox import frames
+        good = {"request_id": "r1", "verdict": "HACKED", "failed_phase": frames.phase_value("correctness"),
+                "evidence": [{"kind": "CACHED_OUTPUT", "detail": "trial 2", "source": "judge"}]}
+        self.assertEqual(frames.result_event(good), {"result": good})
+        bad = {**good, "evidence": [{"kind": "cached_outputs", "detail": "", "source": "judge"}]}
+        answer = frames.result_event(bad)["result"]
+        self.assertEqual((answer["request_id"], answer["verdict"], answer["failed_phase"]),
+                         ("r1", "INTERNAL_ERROR", "PHASE_HARNESS"))
+        self.assertIn("cached_outputs", answer["message"])
+
+    def test_commands_are_read_through_the_schema(self):
+        from kgym_sandbox import frames
+        line = b'{"evaluate": {"workdir": "/w", "request": {"request_id": "r", "device": "CUDA"}}}\n'
+        self.assertEqual(frames.command(line)["evaluate"]["workdir"], "/w")
+        with self.assertRaises(frames.MalformedFrame):
+            frames.command(b'{"evaluate": {"workdirr": "/w"}}\n')
+
+
 class Compare(unittest.TestCase):
     def test_within_tolerance_is_correct(self):
         e = torch.tensor([1.0, 2.0, 0.0])
@@ -385,7 +417,7 @@ class DeviceMemory(unittest.TestCase):
         message, evidence = device_memory.exhausted_account("the candidate's side held 70000 of 81000 MiB", "OOM")
         self.assertEqual(message, "the candidate exhausted the GPU's memory (the candidate's side held 70000 of "
                                   "81000 MiB): OOM")
-        self.assertEqual(evidence, {"kind": "candidate_out_of_device_memory",
+        self.assertEqual(evidence, {"kind": "CANDIDATE_OUT_OF_DEVICE_MEMORY",
                                     "detail": "the candidate's side held 70000 of 81000 MiB", "source": "judge"})
 
 

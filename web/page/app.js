@@ -175,7 +175,7 @@ function turnView(turn) {
   right.append(el("div", "verdict", "chart-title"), facts([
     ["message", result.message], ["speedup", result.speedup ? num(result.speedup, 3) + "x" : ""],
     ["coverage", result.profile && result.profile.coverage !== undefined ? num(result.profile.coverage, 3) : ""],
-    ["failed phase", result.failed_phase], ["wall", num(result.wall_s, 2) + " s"], ["executor", result.executor],
+    ["failed phase", enumText(result.failed_phase, "PHASE_")], ["wall", num(result.wall_s, 2) + " s"], ["executor", result.executor],
     ["feedback shown", enumText(turn.feedback, "FEEDBACK_")], ["policy", "v" + int(turn.policy_version)]]));
   right.append(el("div", "reward", "chart-title"), facts([
     ["total", num(reward.total, 3)], ["correctness", num(reward.correctness, 3)], ["speedup term", num(reward.speedup, 3)],

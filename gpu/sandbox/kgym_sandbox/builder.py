@@ -6,14 +6,13 @@ stdin: SandboxCommand frames; stdout: SandboxEvent frames (kgym.proto, JSON mapp
 """
 import argparse
 import ctypes
-import json
 import os
 import platform
 import sys
 import tempfile
 import time
 
-from . import protocol
+from . import frames
 
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -37,8 +36,8 @@ def main() -> None:
     from .zygote import sweep
     os.nice(10)  # compiles yield the CPU to the evaluation being timed
     ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # what a build leaves is ours to sweep
-    protocol.write_frame(out_fd, {"ready": {"python": platform.python_version(), "torch": torch.__version__,
-                                       "triton": triton.__version__, "import_s": time.perf_counter() - started}})
+    frames.write_event(out_fd, ready={"python": platform.python_version(), "torch": torch.__version__,
+                                      "triton": triton.__version__, "import_s": time.perf_counter() - started})
     # A uid of its own while it lives (not another executor's builder's); the locks live where
     # every kgym on this machine looks, kgym's own (root) directory under /tmp.
     uid, _held = isolation.claim_uid(isolation.BUILD_UIDS, os.path.join(tempfile.gettempdir(), "kgym-build-uids"),
@@ -46,7 +45,7 @@ def main() -> None:
     print(f"kgym builder: builds run as uid {uid}", file=sys.stderr)
     arch = None  # the GPU's, asked once
     for line in sys.stdin:
-        command = json.loads(line)
+        command = frames.command(line)
         if "shutdown" in command:
             break
         build = command["build"]
@@ -57,7 +56,7 @@ def main() -> None:
         except Exception as exc:  # kgym's own failure: said as such
             built = {"extensions": [], "error": f"kgym could not build the extensions: {exc!r}", "internal": True}
         sweep(set())  # whatever the recorder or a compiler left running
-        protocol.write_frame(out_fd, {"built": built})
+        frames.write_event(out_fd, built=built)
 
 
 if __name__ == "__main__":

@@ -86,7 +86,7 @@ def exhausted_account(held: str, message: str) -> tuple:
     """(message, evidence) for a candidate whose side held more than its share when a GPU
     allocation failed, its own process's or kgym's: one account, whichever lost the race."""
     return (f"the candidate exhausted the GPU's memory ({held}): {message}",
-            {"kind": "candidate_out_of_device_memory", "detail": held[:200], "source": "judge"})
+            {"kind": "CANDIDATE_OUT_OF_DEVICE_MEMORY", "detail": held[:200], "source": "judge"})
 
 
 def candidate_exhausted() -> tuple:

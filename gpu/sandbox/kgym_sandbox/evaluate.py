@@ -103,7 +103,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     def integrity(patched: list, where: str) -> None:
         if patched:
             hack(Failure("HACKED", where, f"candidate replaced {', '.join(patched)}",
-                         [{"kind": "patched_harness", "detail": ", ".join(patched), "source": "sandbox"}]))
+                         [{"kind": "PATCHED_HARNESS", "detail": ", ".join(patched), "source": "sandbox"}]))
 
     seconds = result.setdefault("harness_seconds", {})
     clock = {"phase": None, "since": time.perf_counter()}
@@ -194,7 +194,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
                 integrity(patched, "correctness")
                 if aliases:
                     hack(Failure("HACKED", "correctness", f"output aliases an input ({mode} mode)",
-                                 [{"kind": "output_aliases_input", "detail": f"trial {trial}, {mode} mode",
+                                 [{"kind": "OUTPUT_ALIASES_INPUT", "detail": f"trial {trial}, {mode} mode",
                                    "source": "sandbox"}]))
                 verdict = compare.compare(expected, out, opts["atol"], opts["rtol"]) if out is not None \
                     else {"correct": False, "max_abs_error": 0.0, "max_rel_error": 0.0, "message": layout}
@@ -206,7 +206,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
                     for (earlier_trial, earlier_mode), (earlier_out, earlier_expected) in previous.items():
                         if seen == earlier_out and expected_print != earlier_expected:
                             raise Failure("HACKED", "correctness", f"output unchanged for new inputs ({mode} mode)",
-                                          [{"kind": "cached_output", "detail": f"trial {trial} ({mode} mode) repeats "
+                                          [{"kind": "CACHED_OUTPUT", "detail": f"trial {trial} ({mode} mode) repeats "
                                             f"the output of trial {earlier_trial} ({earlier_mode} mode)",
                                             "source": "sandbox"}])
                     previous[(trial, mode)] = (seen, expected_print)
@@ -226,12 +226,12 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
                                                            opts["atol"], opts["rtol"], rng)
             if wrong:
                 hack(Failure("HACKED", "correctness", "wrong output when profiled: " + wrong,
-                             [{"kind": "profiled_pass_differs", "detail": wrong, "source": "cpu_cost_model"}]))
+                             [{"kind": "PROFILED_PASS_DIFFERS", "detail": wrong, "source": "cpu_cost_model"}]))
     silent = [r["mode"] for r in result["launches"] if r["generated_launches"] == 0]
     if silent:
         hack(Failure("HACKED", "correctness",
                       f"no kernel of the candidate's own ran in {' and '.join(silent)} mode",
-                      [{"kind": "no_generated_kernel", "detail": f"{r['mode']} mode: 0 launches of candidate kernels",
+                      [{"kind": "NO_GENERATED_KERNEL", "detail": f"{r['mode']} mode: 0 launches of candidate kernels",
                         "source": r["source"]} for r in result["launches"] if r["mode"] in silent]))
 
     enter("timing")
@@ -256,7 +256,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
         verdict = compare.compare(expected, given, opts["atol"], opts["rtol"])
         if not verdict["correct"]:
             raise Failure("HACKED", "timing", f"wrong output while being timed (call {call}): {verdict['message']}",
-                          [{"kind": "wrong_output_when_timed", "detail": f"call {call}: {verdict['message']}",
+                          [{"kind": "WRONG_OUTPUT_WHEN_TIMED", "detail": f"call {call}: {verdict['message']}",
                             "source": "judge"}])
 
     try:
@@ -284,7 +284,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     changed = candidate.finish()
     lap("timing_finish")
     if changed:  # its word, and its own kernels may use TF32 anyway: recorded, not ruled on
-        result["evidence"].append({"kind": "numerics_changed", "detail": "; ".join(changed)[:500],
+        result["evidence"].append({"kind": "NUMERICS_CHANGED", "detail": "; ".join(changed)[:500],
                                    "source": "candidate_process"})
     if reference_changed:
         raise Failure("INTERNAL_ERROR", "timing", "the reference runner's numerics flags moved: " +

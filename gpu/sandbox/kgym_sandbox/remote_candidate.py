@@ -88,7 +88,7 @@ class RemoteCandidate:
                 # shortage its process meets in every attempt (a fake error meets it every time).
                 return failures.Failure("INTERNAL_ERROR", failure.phase, "the candidate's process, holding less than "
                                         f"its share ({held}), failed ({failure.verdict}): {failure.message}",
-                                        [{"kind": "candidate_out_of_device_memory", "detail": failure.message[:200],
+                                        [{"kind": "CANDIDATE_OUT_OF_DEVICE_MEMORY", "detail": failure.message[:200],
                                           "source": "judge"}], own_memory=True)
             # Its own allocation failed first (kgym's: zygote.sample_failed_device).
             message, evidence = device_memory.exhausted_account(held, failure.message)
@@ -97,7 +97,7 @@ class RemoteCandidate:
 
     def forged(self, phase: str, detail: str) -> failures.Failure:
         return failures.Failure("HACKED", phase, "the candidate process sent what its runner never sends",
-                                [{"kind": "forged_frame", "detail": detail[:200], "source": "judge"}])
+                                [{"kind": "FORGED_FRAME", "detail": detail[:200], "source": "judge"}])
 
     # -- set-up ----------------------------------------------------------------------------
 
@@ -248,7 +248,7 @@ class RemoteCandidate:
         seconds = max(time.perf_counter() - t0 - (0.0 if raw else self.overhead_s), 0.0)
         if "wrong" in answer:
             raise failures.Failure("HACKED", "timing", "wrong output while being timed: " + str(answer["wrong"])[:500],
-                                   [{"kind": "wrong_output_when_timed", "detail": str(answer["wrong"])[:500],
+                                   [{"kind": "WRONG_OUTPUT_WHEN_TIMED", "detail": str(answer["wrong"])[:500],
                                      "source": "judge"}])
         return seconds, answer
 

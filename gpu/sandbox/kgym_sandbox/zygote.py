@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 
-from . import cgroups, channel, isolation, protocol, tracing
+from . import cgroups, channel, frames, isolation, protocol, tracing
 from .laps import Laps
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -435,7 +435,7 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
               "candidate_id": request.get("candidate", {}).get("id", ""), "harness_seconds": seconds}
 
     def phase(name):
-        protocol.write_frame(result_fd, {"phase": {"name": name}})
+        protocol.write_frame(result_fd, frames.phase_event(name))
 
     candidate = remote_candidate.RemoteCandidate(channel.Channel(judge_end, spin=device == "cuda"), device,
                                                  request.get("candidate", {}).get("source", ""),
@@ -457,13 +457,13 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
                           timed_reference=reference, gpu_done=lambda: release_gpu(lock_fd),
                           timing_planned=lambda small: protocol.write_frame(result_fd, {"prepare_next": small}))
     except evaluate.Failure as failure:
-        result.update(verdict=failure.verdict, failed_phase=failure.phase, message=failure.message,
+        result.update(verdict=failure.verdict, failed_phase=frames.phase_value(failure.phase), message=failure.message,
                       evidence=failure.evidence)
         if failure.own_memory:
             result["own_device_memory_exhausted"] = True
     except BaseException as exc:  # the harness itself broke: say so, do not blame the candidate
         failure = evaluate.failure_from(exc, "harness", "evaluation failed")
-        result.update(verdict="INTERNAL_ERROR", failed_phase="harness", message=failure.message)
+        result.update(verdict="INTERNAL_ERROR", failed_phase=frames.phase_value("harness"), message=failure.message)
         if device == "cuda" and evaluate.failures.out_of_device_memory(failure.message):
             result["own_device_memory_exhausted"] = True
     if device == "cuda" and result.get("verdict", "OK") != "OK":
@@ -472,7 +472,7 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
     for side, prefix in ((candidate, "candidate_"), (reference, "reference_")):  # their own reports
         seconds.update({prefix + k: v for k, v in side.reported_seconds.items()})
     try:
-        protocol.write_frame(result_fd, {"result": result})
+        protocol.write_frame(result_fd, frames.result_event(result))
     finally:
         sys.stdout.flush()
         os._exit(0)
@@ -634,10 +634,10 @@ def relay(pair: Pair, out_fd: int, keep: set, exiting, prepare_next=lambda: set(
     laps("exit_sweep")
     code, sig = exit_status(status)
     candidate_code, candidate_sig = exit_status(candidate_status)
-    protocol.write_frame(out_fd, {"exit": {"pid": pair.judge_pid, "exit_code": code, "signal": sig, "swept": swept,
-                                           "trace_key": pair.trace_key, "candidate_exit_code": candidate_code,
-                                           "candidate_signal": candidate_sig, "seconds": laps.seconds,
-                                           "candidate_out_of_memory": out_of_memory}})
+    frames.write_event(out_fd, exit={"pid": pair.judge_pid, "exit_code": code, "signal": sig, "swept": swept,
+                                     "trace_key": pair.trace_key, "candidate_exit_code": candidate_code,
+                                     "candidate_signal": candidate_sig, "seconds": laps.seconds,
+                                     "candidate_out_of_memory": out_of_memory})
     return result
 
 
@@ -741,9 +741,8 @@ def main() -> None:
     if args.device == "cpu":
         warm_up_cpu()
     ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    protocol.write_frame(out_fd, {"ready": {"python": platform.python_version(), "torch": torch.__version__,
-                                       "triton": triton.__version__,
-                                       "import_s": time.perf_counter() - started}})
+    frames.write_event(out_fd, ready={"python": platform.python_version(), "torch": torch.__version__,
+                                      "triton": triton.__version__, "import_s": time.perf_counter() - started})
     lock_fd, lock_path = tempfile.mkstemp(prefix="kgym-gpu-lock-")
     os.unlink(lock_path)  # children keep the open file; nobody else can reach it
     bindings = integrity.bindings(integrity.harness_modules())  # before any candidate exists
@@ -789,7 +788,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, raise_executor_gone)  # kgym's parent-death signal
     try:
         for line in sys.stdin:
-            command = json.loads(line)
+            command = frames.command(line)
             if "shutdown" in command:
                 break
             evaluation = command["evaluate"]
@@ -809,8 +808,8 @@ def main() -> None:
                 current.discard()  # the prepared judge died: make a fresh pair
                 running = current = prepare(evaluation["workdir"])
                 started = begin(current, evaluation, exiting.pids) or {}
-            protocol.write_frame(out_fd, {"started": {"pid": current.judge_pid, "candidate_pid": current.candidate_pid,
-                                                      **started}})
+            frames.write_event(out_fd, started={"pid": current.judge_pid, "candidate_pid": current.candidate_pid,
+                                                **started})
             if upcoming and upcoming[0] not in standbys:  # the next one is due soon: warm it up now
                 prepare_ahead(upcoming[0], current)
             older = set(exiting.pids)  # exiting since before this evaluation: gone by now
