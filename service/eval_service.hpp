@@ -1,9 +1,9 @@
 // eval_service: the evaluation API of `kgym serve`, the loop that owns its sockets. One thread
-// reads the ZeroMQ ROUTER socket and the HTTP front's calls, checks each request (eval_api),
-// keeps who waits for what (request_table), journals (journal_writer), sends each new request to
-// the scheduler and each answer to whoever waits for it, and drains on stop. cli/serve.cpp
-// parses the command line, binds the ports, starts the actor system, the executors and the
-// scheduler, and hands them here.
+// reads the ZeroMQ ROUTER socket and the HTTP front's calls and hands each to the API service
+// actor (actors/api_service.hpp, service/api_service.cpp), which decides everything (checks,
+// the request table, the journal, the scheduler, draining), and sends what the actor leaves in
+// its outbox. cli/serve.cpp parses the command line, binds the ports, starts the actor system,
+// the executors and the scheduler, and hands them here.
 #pragma once
 
 #include <caf/actor_system.hpp>

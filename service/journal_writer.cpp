@@ -11,7 +11,8 @@
 
 namespace kgym {
 
-journal_writer::journal_writer(request_journal& journal) : journal_(journal) {
+journal_writer::journal_writer(request_journal& journal, std::function<void()> on_committed)
+    : journal_(journal), on_committed_(std::move(on_committed)) {
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_fd_ < 0)
     throw std::system_error(errno, std::generic_category(), "journal writer: eventfd");
@@ -154,6 +155,8 @@ void journal_writer::run() {
       if (answered) {
         const uint64_t one = 1;
         [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+        if (on_committed_)
+          on_committed_();
       }
       if (stop) {
         std::lock_guard lock(mutex_);
@@ -169,6 +172,8 @@ void journal_writer::run() {
     synced_.notify_all();
     const uint64_t one = 1;
     [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);  // the loop then sees the failure
+    if (on_committed_)
+      on_committed_();
   }
 }
 

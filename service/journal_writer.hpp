@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -28,7 +29,9 @@ namespace kgym {
 
 class journal_writer {
  public:
-  explicit journal_writer(request_journal& journal);
+  // `on_committed`, if given, is called on the writer's thread whenever answers were committed
+  // (or the journal failed), beside wake_fd() becoming readable.
+  explicit journal_writer(request_journal& journal, std::function<void()> on_committed = {});
   ~journal_writer();  // stop()
   journal_writer(const journal_writer&) = delete;
   journal_writer& operator=(const journal_writer&) = delete;
@@ -88,6 +91,7 @@ class journal_writer {
   bool sleeping_ = false;  // the writer waits on work_, and nobody has woken it yet
   std::exception_ptr failure_;  // the journal's error, rethrown to the serve loop
   int wake_fd_ = -1;
+  std::function<void()> on_committed_;
   std::thread thread_;
 };
 

@@ -14,6 +14,8 @@
 #include "actors/episode.hpp"
 #include "actors/scheduler.hpp"
 #include "messages/caf_types.hpp"
+#include "messages/json.hpp"
+#include "service/api_service.hpp"
 
 namespace kgym {
 namespace {
@@ -387,6 +389,235 @@ TEST_F(EpisodeInOrder, RunsItsTurnsOneAfterAnotherThroughEveryStage) {
       {2, INFERENCE}, {2, COMPILE}, {2, EXECUTE}, {2, REWARD},  // turn 2
       {3, DONE}};
   EXPECT_EQ(script->stages, expected);
+}
+
+
+// ---- the API service: the evaluation API's decisions, message by message ----
+
+// A scheduler the test answers: it holds each evaluation's promise, says it has one executor,
+// and a cancel answers the held request CANCELLED (true) or finds nothing (false).
+caf::behavior api_test_scheduler(caf::event_based_actor* self, std::shared_ptr<executor_log> log) {
+  return {
+      [=](const ExecRequest& request) -> caf::response_promise {
+        log->received.push_back(request.request_id());
+        log->held.emplace_back(request.request_id(), self->make_response_promise());
+        return log->held.back().second;
+      },
+      [=](status_atom) {
+        SchedulerStatus status;
+        status.add_executors()->set_name("local#0");
+        return status;
+      },
+      [=](cancel_atom, const std::string& id) {
+        log->cancelled.push_back(id);
+        for (auto it = log->held.begin(); it != log->held.end(); ++it)
+          if (it->first == id) {
+            ExecResult result;
+            result.set_verdict(CANCELLED);
+            it->second.deliver(result);
+            log->held.erase(it);
+            return true;
+          }
+        return false;
+      },
+      [=](answer_atom, const std::string& id, int verdict) {
+        for (auto it = log->held.begin(); it != log->held.end(); ++it)
+          if (it->first == id) {
+            ExecResult result;
+            result.set_verdict(static_cast<Verdict>(verdict));
+            result.set_executor("local#0");
+            it->second.deliver(result);
+            log->held.erase(it);
+            return;
+          }
+        ADD_FAILURE() << "the scheduler holds no request " << id;
+      },
+  };
+}
+
+class ApiServiceInOrder : public ::testing::Test {
+ protected:
+  ApiServiceInOrder()
+      : system(deterministic(cfg)), sched(dynamic_cast<caf::scheduler::test_coordinator&>(system.scheduler())) {
+    Task task;
+    task.set_id("softmax_rows");
+    task.set_source("class Model: pass");
+    suite[task.id()] = task;
+    scheduler = system.spawn(api_test_scheduler, log);
+  }
+  ~ApiServiceInOrder() override {
+    self->send_exit(api, caf::exit_reason::user_shutdown);
+    self->send_exit(scheduler, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+  void start(const std::string& secret = "") {
+    api_service_config config;
+    config.scheduler = caf::actor_cast<scheduler_actor>(scheduler);
+    config.suite = &suite;
+    config.secret = secret;
+    config.outbox = outbox;
+    api = spawn_api_service(system, config);
+    sched.run();
+  }
+  static ReplyRoute route(const std::string& client) {
+    ReplyRoute r;
+    r.add_frames(client);
+    return r;
+  }
+  static EvalRequest request(const std::string& id, const std::string& secret = "") {
+    EvalRequest r;
+    r.set_request_id(id);
+    r.set_task_id("softmax_rows");
+    r.set_candidate_source("class ModelNew: pass  # " + id);
+    r.set_secret(secret);
+    return r;
+  }
+  void submit(const EvalRequest& r, const std::string& client, const std::string& decode_error = "") {
+    self->send(api, submit_atom::value, r, route(client), "test " + client, decode_error);
+    sched.run();
+  }
+  void http(uint64_t id, const std::string& method, const std::string& path, const std::string& body = "") {
+    HttpCall call;
+    call.set_id(id);
+    call.set_method(method);
+    call.set_path(path);
+    call.set_body(body);
+    self->send(api, http_atom::value, call);
+    sched.run();
+  }
+  void answer(const std::string& id, Verdict verdict = OK) {
+    self->send(scheduler, answer_atom::value, id, static_cast<int>(verdict));
+    sched.run();
+  }
+  // The ZeroMQ replies in the outbox now, as "client: request id verdict-or-error [duplicate]".
+  std::vector<std::string> replies() {
+    std::vector<std::string> got;
+    for (auto& d : outbox->take()) {
+      if (d.http) {
+        got.push_back("http " + std::to_string(d.call) + ": " + std::to_string(d.status) + " " + d.body);
+        continue;
+      }
+      const EvalResult& a = d.answer;
+      got.push_back(d.route.frames(0) + ": " + a.request_id() + " " +
+                    (a.error().empty() ? Verdict_Name(a.result().verdict()) : "error " + a.error()) +
+                    (a.duplicate() ? " duplicate" : ""));
+    }
+    return got;
+  }
+  ServeStatus status() {
+    auto handle = self->request(api, caf::infinite, status_atom::value);
+    sched.run();
+    ServeStatus s;
+    handle.receive([&](const ServeStatus& got) { s = got; }, [&](const caf::error&) { ADD_FAILURE(); });
+    return s;
+  }
+
+  caf::actor_system_config cfg;
+  caf::actor_system system;
+  caf::scheduler::test_coordinator& sched;
+  caf::scoped_actor self{system};
+  std::map<std::string, Task> suite;
+  std::shared_ptr<executor_log> log = std::make_shared<executor_log>();
+  std::shared_ptr<api_outbox> outbox = std::make_shared<api_outbox>();
+  caf::actor scheduler;
+  api_service_actor api;
+};
+
+// A request sent twice while evaluated runs once and answers both clients (the second marked
+// duplicate); sent again once answered, it is answered from the table without an evaluation.
+TEST_F(ApiServiceInOrder, EvaluatesARequestOnceAndAnswersEveryClientOfIt) {
+  start();
+  submit(request("r1"), "a");
+  submit(request("r1"), "b");
+  submit(request("r2"), "a");
+  EXPECT_EQ(log->received, (std::vector<std::string>{"r1", "r2"}));
+  EXPECT_TRUE(replies().empty());
+  answer("r2", INCORRECT);
+  answer("r1");
+  EXPECT_EQ(replies(), (std::vector<std::string>{"a: r2 INCORRECT", "a: r1 OK", "b: r1 OK duplicate"}));
+  submit(request("r1"), "c");
+  EXPECT_EQ(replies(), (std::vector<std::string>{"c: r1 OK duplicate"}));
+  EXPECT_EQ(log->received.size(), 2u);
+  const ServeStatus s = status();
+  EXPECT_EQ(s.answered(), 3);
+  EXPECT_EQ(s.requests_in_flight(), 0);
+  EXPECT_EQ(s.scheduler().executors_size(), 1);
+}
+
+// What cannot be evaluated never reaches the scheduler, and its client hears why.
+TEST_F(ApiServiceInOrder, RefusesWhatItCannotEvaluateWithTheReason) {
+  start("s3cret");
+  submit(request("r1", "wrong"), "a");
+  submit(request("r2"), "a", "the frame is neither an EvalRequest nor its JSON");
+  EvalRequest unknown = request("r3", "s3cret");
+  unknown.set_task_id("no_such_task");
+  submit(unknown, "a");
+  const auto got = replies();
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_NE(got[0].find("a: r1 error"), std::string::npos) << got[0];
+  EXPECT_NE(got[0].find("secret"), std::string::npos) << got[0];
+  EXPECT_EQ(got[1], "a: r2 error the frame is neither an EvalRequest nor its JSON");
+  EXPECT_NE(got[2].find("no_such_task"), std::string::npos) << got[2];
+  EXPECT_TRUE(log->received.empty());
+  EXPECT_EQ(status().refused(), 3);
+}
+
+// Over HTTP: a POST is acknowledged (202), a GET says pending until the answer, then has it; a
+// DELETE of a request being evaluated has the scheduler cancel it, and its answer is CANCELLED.
+TEST_F(ApiServiceInOrder, HttpSubmitPollAndWithdraw) {
+  start();
+  http(1, "POST", "/v1/evaluations", to_json(request("h1")));
+  http(2, "POST", "/v1/evaluations", to_json(request("h2")));
+  http(3, "GET", "/v1/evaluations/h1");
+  auto got = replies();
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].rfind("http 1: 202 ", 0), 0u) << got[0];
+  EXPECT_NE(got[0].find("h1"), std::string::npos) << got[0];
+  EXPECT_EQ(got[2].rfind("http 3: 202 ", 0), 0u) << got[2];
+  answer("h1");
+  http(4, "GET", "/v1/evaluations/h1");
+  got = replies();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].rfind("http 4: 200 ", 0), 0u) << got[0];
+  EXPECT_NE(got[0].find("\"OK\""), std::string::npos) << got[0];
+  http(5, "DELETE", "/v1/evaluations/h2");
+  EXPECT_EQ(log->cancelled, (std::vector<std::string>{"h2"}));
+  http(6, "GET", "/v1/evaluations/h2");
+  got = replies();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].rfind("http 5: 202 ", 0), 0u) << got[0];
+  EXPECT_NE(got[1].find("CANCELLED"), std::string::npos) << got[1];
+  http(7, "DELETE", "/v1/evaluations/h1");
+  EXPECT_EQ(replies()[0].rfind("http 7: 409 ", 0), 0u);  // answered already: nothing to withdraw
+}
+
+// Draining: new requests are refused; the outbox says drained only once the last one in flight
+// is answered, at the next tick; an answer its client could not take is sent again at a tick.
+TEST_F(ApiServiceInOrder, DrainsWhatIsInFlightAndSendsAnUndeliveredAnswerAgain) {
+  start();
+  submit(request("r1"), "a");
+  self->send(api, drain_atom::value);
+  sched.run();
+  submit(request("r2"), "b");
+  auto got = replies();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_NE(got[0].find("b: r2 error the server is shutting down"), std::string::npos) << got[0];
+  sched.advance_time(std::chrono::milliseconds(100));  // a tick: r1 still in flight
+  sched.run();
+  EXPECT_FALSE(outbox->drained());
+  answer("r1");
+  auto answers = outbox->take();
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_TRUE(answers[0].redeliver);
+  self->send(api, undelivered_atom::value, answers[0].route, answers[0].answer, int64_t{0});  // its client was away
+  sched.run();
+  sched.advance_time(std::chrono::milliseconds(600));  // past redeliver_every
+  sched.run();
+  EXPECT_TRUE(outbox->drained());
+  answers = outbox->take();
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_EQ(answers[0].answer.request_id(), "r1");
+  EXPECT_GT(answers[0].retry_until_ns, 0);  // a redelivery, until its limit
 }
 
 }  // namespace

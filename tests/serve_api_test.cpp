@@ -423,7 +423,7 @@ TEST(ServeApi, ARestartWithTheJournalLosesNothing) {
   // Every answer the second server handed out was journaled before it did (killed right after
   // the last one): the third evaluates nothing again.
   const std::string third_log = read_text((fs::temp_directory_path() / "kgym-serve-journal3.log").string());
-  EXPECT_NE(third_log.find("8 answers kept (0 waiting for their ZeroMQ client), 0 unfinished"), std::string::npos)
+  EXPECT_NE(third_log.find("8 answers kept (0 sent again to their ZeroMQ client), 0 unfinished"), std::string::npos)
       << third_log;
   EXPECT_EQ(stop_process(third.pid), 0);
   fs::remove_all(state);
