@@ -26,6 +26,7 @@ using delivered_atom = caf::atom_constant<caf::atom("delivered")>;
 using undelivered_atom = caf::atom_constant<caf::atom("undeliver")>;
 using committed_atom = caf::atom_constant<caf::atom("committed")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
+using flush_atom = caf::atom_constant<caf::atom("flush")>;
 using drain_atom = caf::atom_constant<caf::atom("drain")>;
 using finish_atom = caf::atom_constant<caf::atom("finish")>;
 
@@ -42,8 +43,10 @@ using api_service_actor = caf::typed_actor<
     caf::reacts_to<undelivered_atom, ReplyRoute, EvalResult, int64_t>,
     // The journal's writer committed answers: their waiters are answered now.
     caf::reacts_to<committed_atom>,
-    // Its own timer: redeliveries due, long polls out of time, the progress line, the counts.
+    // Its own timers: redeliveries due, long polls out of time, the progress line, the counts;
+    // accepted requests handed to the journal's writer.
     caf::reacts_to<tick_atom>,
+    caf::reacts_to<flush_atom>,
     // No new requests from now; the outbox says when none is in flight (api_outbox::drained).
     caf::reacts_to<drain_atom>,
     // The end (drained, or the drain's limit passed): every waiter left is told to send again,

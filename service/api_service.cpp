@@ -27,6 +27,9 @@ struct api_service_state {
   std::unique_ptr<journal_writer> writer;
   size_t served = 0, refused = 0, answers_since_compaction = 0;
   bool draining = false;
+  size_t answers_to_flush = 0;    // answers the writer has gathered, not handed over (clients wait)
+  bool others_to_flush = false;   // accepted requests, delivery marks
+  bool flush_timer = false;       // a flush_atom is on its way
   clock_type::time_point started_at = clock_type::now();
   clock_type::time_point progress_at;  // set at the start
   size_t progress_served = 0;
@@ -34,6 +37,11 @@ struct api_service_state {
 };
 
 using self_ptr = api_service_actor::stateful_pointer<api_service_state>;
+
+// What this actor gave the journal's writer reaches it within this (flush_when_idle).
+constexpr std::chrono::milliseconds flush_every{1};
+
+void flush_when_idle(self_ptr self);
 
 // Every progress_interval while answers flow: how many, how fast, what is in flight.
 constexpr std::chrono::seconds progress_interval{10};
@@ -142,6 +150,7 @@ void answered(self_ptr self, const std::string& id, ExecResult result) {
   // Over HTTP an answer counts as delivered once kept (its client fetches it).
   const bool delivered = !self->state.requests.waits_over_zmq(id);
   self->state.writer->answered(std::move(answer), delivered);
+  ++self->state.answers_to_flush;
 }
 
 // Every evaluation is logged, in one line when answered, with where it came from (kept here
@@ -161,13 +170,18 @@ void start_evaluation(self_ptr self, const EvalRequest& request, const std::stri
   exec_request.mutable_options()->set_apply_cpu_sizes(config.device == CPU && config.cpu_sizes);
   const std::string id = request.request_id();
   self->request(config.scheduler, caf::infinite, std::move(exec_request))
-      .then([self, id](ExecResult& result) { answered(self, id, std::move(result)); },
-            [self, id](caf::error& error) {
-              ExecResult failed;
-              failed.set_verdict(INTERNAL_ERROR);
-              failed.set_message("the scheduler failed: " + self->system().render(error));
-              answered(self, id, std::move(failed));
-            });
+      .then(
+          [self, id](ExecResult& result) {
+            answered(self, id, std::move(result));
+            flush_when_idle(self);
+          },
+          [self, id](caf::error& error) {
+            ExecResult failed;
+            failed.set_verdict(INTERNAL_ERROR);
+            failed.set_message("the scheduler failed: " + self->system().render(error));
+            answered(self, id, std::move(failed));
+            flush_when_idle(self);
+          });
 }
 
 // Called once its evaluation started: the request is the journal's then. A task of the suite is
@@ -179,6 +193,7 @@ void journal_accepted(self_ptr self, EvalRequest&& request, const ReplyRoute* ro
   auto in_suite = st.config.suite->find(request.task_id());
   st.writer->accepted(std::move(request), route ? std::optional<ReplyRoute>(*route) : std::nullopt,
                       in_suite == st.config.suite->end() ? nullptr : &in_suite->second);
+  st.others_to_flush = true;
 }
 
 // Withdraws request `id` (DELETE, or an EvalRequest with withdraw set); `then(status, why)`:
@@ -401,11 +416,28 @@ void restore_from_journal(self_ptr self) {
                journal->path(), kept, resent, again, forgotten, st.config.table_limits.keep.count());
 }
 
-// Hands what this actor gave the journal's writer over once its mailbox is empty: one hand-over
-// (a lock, at most one wake-up) per burst of messages, not per request.
+// Hands what this actor gave the journal's writer over: answers (their clients wait for the
+// commit) once the mailbox is empty or many have gathered, one hand-over (a lock, at most one
+// wake-up) per burst; the rest, and answers still held, within flush_every (accepted requests
+// are committed within the journal's batch window anyway; waking the writer for each one cost
+// it its batches).
+void flush(self_ptr self) {
+  auto& st = self->state;
+  st.writer->flush();
+  st.answers_to_flush = 0;
+  st.others_to_flush = false;
+}
+
 void flush_when_idle(self_ptr self) {
-  if (self->state.writer && self->mailbox().empty())
-    self->state.writer->flush();
+  auto& st = self->state;
+  if (!st.writer)
+    return;
+  if (st.answers_to_flush > 0 && (st.answers_to_flush >= 64 || self->mailbox().empty()))
+    return flush(self);
+  if ((st.answers_to_flush > 0 || st.others_to_flush) && !st.flush_timer) {
+    st.flush_timer = true;
+    self->delayed_send(self, flush_every, flush_atom::value);
+  }
 }
 
 // The end: each waiter left (past the drain limit) hears why. Returns how many were told.
@@ -457,6 +489,7 @@ api_service_actor::behavior_type api_service_impl(self_ptr self, api_service_con
           return;
         for (const auto& id : ids)
           self->state.writer->delivered(id);
+        self->state.others_to_flush = true;
         flush_when_idle(self);
       },
       [self](undelivered_atom, const ReplyRoute& route, EvalResult& answer, int64_t retry_until_ns) {
@@ -475,6 +508,10 @@ api_service_actor::behavior_type api_service_impl(self_ptr self, api_service_con
       [self](tick_atom) {
         tick(self);
         flush_when_idle(self);
+      },
+      [self](flush_atom) {
+        self->state.flush_timer = false;
+        flush(self);
       },
       [self](drain_atom) {
         self->state.draining = true;
