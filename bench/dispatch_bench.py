@@ -10,14 +10,18 @@ API, the scheduler, CAF's middleman between processes.
 - soak (--soak N): N requests through one worker, 2000 in flight at a time, and the server's
   resident memory (VmRSS) after each 10% of them: with answers kept in memory at most
   --max-answers (the request table's bound), it stays flat once that many are held.
+- two builds (--before OLD/build/kgym): answers/s of each, plain, TLS and TLS + journal, the
+  builds alternated in a fresh random order each round.
 
     python3 bench/dispatch_bench.py [--kgym build/kgym] [--requests 2000] [--workers 1,2,4,8,16]
     python3 bench/dispatch_bench.py --soak 100000 [--max-answers 10000]
+    python3 bench/dispatch_bench.py --before OLD/build/kgym --requests 50000 --rounds 5 --slots 8
 """
 import argparse
 import json
 import os
 import platform
+import random
 import subprocess
 import tempfile
 import time
@@ -164,6 +168,34 @@ def compare_tls(args) -> None:
           f"written at {median['tls+journal'][2]:.0f} requests/s")
 
 
+def compare_builds(args) -> None:
+    """Two builds of kgym, answers/s with args.requests in flight (2 worker processes of
+    args.slots executors) plain, over TLS and over TLS with the journal, the builds in a fresh
+    random order each of args.rounds rounds; medians, and each round's after/before ratio."""
+    certs = make_certs()
+    setups = (("plain", "plain", False), ("tls", certs, False), ("tls+journal", certs, True))
+    rates = {}
+    for _ in range(args.rounds):
+        builds = [("before", args.before), ("after", args.kgym)]
+        random.shuffle(builds)
+        for build, kgym in builds:
+            for name, tls, journal in setups:
+                cluster = Cluster(kgym, 2, tls, journal, serve_args=args.serve_arg, slots=args.slots)
+                try:
+                    cluster.run_batch(500)
+                    rates.setdefault((build, name), []).append(cluster.run_batch(args.requests))
+                finally:
+                    cluster.close()
+    print(f"before: {args.before}, after: {args.kgym}; {args.requests} requests in flight, 2 workers x {args.slots} "
+          f"executors, medians of {args.rounds} rounds")
+    print(f"{'link':>12} {'before':>9} {'after':>9} {'after/before':>13}   (each round's ratio)")
+    for name, _, _ in setups:
+        before, after = rates[("before", name)], rates[("after", name)]
+        ratios = [a / b for a, b in zip(after, before)]
+        print(f"{name:>12} {percentile(before, 50):>9.0f} {percentile(after, 50):>9.0f} "
+              f"{percentile(after, 50) / percentile(before, 50):>13.3f}   ({', '.join(f'{r:.2f}' for r in ratios)})")
+
+
 def rss_mib(pid: int) -> float:
     with open(f"/proc/{pid}/status") as f:
         return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
@@ -202,12 +234,18 @@ def main():
                              "to its worker; 8: as a node with 8 GPUs, the control plane's capacity)")
     parser.add_argument("--serve-arg", action="append", default=[],
                         help="for --tls: one more argument for kgym serve (repeat it), e.g. --serve-arg=--log-level=debug")
+    parser.add_argument("--before", default="",
+                        help="another build's kgym: only compare its answers/s with --kgym's (plain, TLS, TLS + "
+                             "journal; --rounds, --slots, --requests apply)")
     parser.add_argument("--soak", type=int, default=0, help="only the soak: this many requests, RSS as they go")
     parser.add_argument("--max-answers", type=int, default=10000, help="for the soak: kgym serve --max-answers")
     args = parser.parse_args()
     print(f"kgym dispatch bench: {platform.node()}, {os.cpu_count()} CPUs, {platform.platform()}")
     if args.soak:
         soak(args)
+        return
+    if args.before:
+        compare_builds(args)
         return
     if args.tls:
         compare_tls(args)
