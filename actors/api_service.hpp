@@ -44,9 +44,10 @@ using api_service_actor = caf::typed_actor<
     // The journal's writer committed answers: their waiters are answered now.
     caf::reacts_to<committed_atom>,
     // Its own timers: redeliveries due, long polls out of time, the progress line, the counts;
-    // accepted requests handed to the journal's writer.
+    // what it gave the journal's writer handed over (true: the timer's, false: after the
+    // messages already in its mailbox).
     caf::reacts_to<tick_atom>,
-    caf::reacts_to<flush_atom>,
+    caf::reacts_to<flush_atom, bool>,
     // No new requests from now; the outbox says when none is in flight (api_outbox::drained).
     caf::reacts_to<drain_atom>,
     // The end (drained, or the drain's limit passed): every waiter left is told to send again,

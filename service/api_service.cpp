@@ -29,7 +29,8 @@ struct api_service_state {
   bool draining = false;
   size_t answers_to_flush = 0;    // answers the writer has gathered, not handed over (clients wait)
   bool others_to_flush = false;   // accepted requests, delivery marks
-  bool flush_timer = false;       // a flush_atom is on its way
+  bool flush_timer = false;       // a flush_atom is on its way from the clock
+  bool flush_queued = false;      // a flush_atom waits behind the mailbox's messages
   clock_type::time_point started_at = clock_type::now();
   clock_type::time_point progress_at;  // set at the start
   size_t progress_served = 0;
@@ -416,11 +417,12 @@ void restore_from_journal(self_ptr self) {
                journal->path(), kept, resent, again, forgotten, st.config.table_limits.keep.count());
 }
 
-// Hands what this actor gave the journal's writer over: answers (their clients wait for the
-// commit) once the mailbox is empty or many have gathered, one hand-over (a lock, at most one
-// wake-up) per burst; the rest, and answers still held, within flush_every (accepted requests
-// are committed within the journal's batch window anyway; waking the writer for each one cost
-// it its batches).
+// Hands what this actor gave the journal's writer over. Answers (their clients wait for the
+// commit): while the writer is idle, after the messages already in the mailbox (a burst of
+// answers is one commit); while it is busy, with its next batch (it says when a commit is done:
+// committed_atom); at once when many have gathered. The rest, and anything still held, within
+// flush_every (accepted requests are committed within the journal's batch window anyway). Waking
+// the writer for each request, or committing each answer alone, cost it its batches.
 void flush(self_ptr self) {
   auto& st = self->state;
   st.writer->flush();
@@ -432,11 +434,15 @@ void flush_when_idle(self_ptr self) {
   auto& st = self->state;
   if (!st.writer)
     return;
-  if (st.answers_to_flush > 0 && (st.answers_to_flush >= 64 || self->mailbox().empty()))
+  if (st.answers_to_flush >= 64)
     return flush(self);
+  if (st.answers_to_flush > 0 && !st.flush_queued && st.writer->idle()) {
+    st.flush_queued = true;
+    self->send(self, flush_atom::value, false);
+  }
   if ((st.answers_to_flush > 0 || st.others_to_flush) && !st.flush_timer) {
     st.flush_timer = true;
-    self->delayed_send(self, flush_every, flush_atom::value);
+    self->delayed_send(self, flush_every, flush_atom::value, true);
   }
 }
 
@@ -509,8 +515,8 @@ api_service_actor::behavior_type api_service_impl(self_ptr self, api_service_con
         tick(self);
         flush_when_idle(self);
       },
-      [self](flush_atom) {
-        self->state.flush_timer = false;
+      [self](flush_atom, bool from_timer) {
+        (from_timer ? self->state.flush_timer : self->state.flush_queued) = false;
         flush(self);
       },
       [self](drain_atom) {

@@ -61,6 +61,11 @@ void journal_writer::flush() {
   wake_on_flush_ = false;
 }
 
+bool journal_writer::idle() const {
+  std::lock_guard lock(mutex_);
+  return sleeping_ && ops_.empty();
+}
+
 std::vector<EvalResult> journal_writer::take_committed() {
   std::lock_guard lock(mutex_);
   if (failure_)

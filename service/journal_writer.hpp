@@ -48,6 +48,9 @@ class journal_writer {
   void compact(std::chrono::seconds keep);
   // Hands what was gathered since the last flush to the writer.
   void flush();
+  // Whether the writer waits for work with nothing handed over: a flush now wakes it. While it is
+  // busy, answers gathered meanwhile go with its next batch (one commit for them all).
+  bool idle() const;
   // Returns once everything posted before it is committed and synced.
   void commit_synced();
   // Readable while committed answers wait to be taken; clear_wake() empties it.
