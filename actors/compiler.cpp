@@ -2,6 +2,7 @@
 
 #include <caf/all.hpp>
 
+#include <memory>
 #include <unordered_map>
 
 #include "pipeline/bounded_cache.hpp"
@@ -28,14 +29,14 @@ CompileResult static_checks(const CompileRequest& request) {
 namespace {
 
 struct compiler_state {
-  std::string python;
+  std::unique_ptr<python_syntax_checker> parser;
   bounded_cache<CompileResult> cache{100000};  // source hash -> result (no source kept beyond)
   static inline const char* name = "compiler";
 };
 
 compiler_actor::behavior_type compiler_impl(compiler_actor::stateful_pointer<compiler_state> self,
                                             std::string python) {
-  self->state.python = std::move(python);
+  self->state.parser = std::make_unique<python_syntax_checker>(std::move(python));
   return {
       [self](const CompileRequest& request) -> CompileResult {
         CompileResult r = static_checks(request);
@@ -47,7 +48,7 @@ compiler_actor::behavior_type compiler_impl(compiler_actor::stateful_pointer<com
           return cached;
         }
         try {
-          r.set_error(python_syntax_error(self->state.python, r.source()));
+          r.set_error(self->state.parser->error_of(r.source()));
         } catch (const std::exception& e) {
           r.set_error(std::string("the syntax check could not run: ") + e.what());
           return r;  // kgym's problem, not the program's: do not cache

@@ -18,7 +18,8 @@ using compiler_actor = caf::typed_actor<caf::replies_to<CompileRequest>::with<Co
 // Pure part: the checks that need no Python. Fills source, source_hash, and error if any.
 CompileResult static_checks(const CompileRequest& request);
 
-// Spawned detached: the parser runs in a child Python process.
+// Spawned detached: the parser runs in a child Python process of its own, one for every program
+// (pipeline/python_syntax.hpp).
 compiler_actor spawn_compiler(caf::actor_system& system, std::string python);
 
 }  // namespace kgym

@@ -29,6 +29,7 @@
 #include "pipeline/content_hash.hpp"
 #include "gpu/profiler/request_windows.hpp"
 #include "cli/command_line.hpp"
+#include "pipeline/python_syntax.hpp"
 #include "gpu/executor/eval_defaults.hpp"
 #include "gpu/executor/sandbox_process.hpp"
 #include "gpu/executor/scrub.hpp"
@@ -487,6 +488,23 @@ EvalResult answer_for(const std::string& id) {
   return a;
 }
 }  // namespace
+
+// Every program goes through one Python process; one that dies is started again.
+TEST(PythonSyntax, OneParserProcessChecksEveryProgramAndComesBackIfKilled) {
+  python_syntax_checker parser("python3");
+  EXPECT_EQ(parser.error_of("class ModelNew:\n    pass\n"), "");
+  const pid_t first = parser.pid();
+  ASSERT_GT(first, 0);
+  EXPECT_EQ(parser.error_of("class ModelNew:\n  def f(:\n"), "SyntaxError: invalid syntax (line 2)");
+  EXPECT_EQ(parser.error_of(std::string("x = '\xff'\n")).rfind("ValueError: ", 0), 0u);  // not UTF-8
+  EXPECT_EQ(parser.error_of("y = 1\n"), "");
+  EXPECT_EQ(parser.pid(), first);  // the same process all along
+  ::kill(first, SIGKILL);
+  EXPECT_EQ(parser.error_of("def f(:\n"), "SyntaxError: invalid syntax (line 1)");
+  EXPECT_NE(parser.pid(), first);
+  python_syntax_checker missing("/nonexistent/python3");
+  EXPECT_THROW(missing.error_of("x = 1\n"), std::runtime_error);
+}
 
 TEST(RequestTable, ARetryWaitsForTheFirstEvaluationAndIsMarkedDuplicate) {
   request_table table({});
