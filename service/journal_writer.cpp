@@ -1,21 +1,14 @@
 #include "service/journal_writer.hpp"
 
 #include <pthread.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <stdexcept>
-#include <system_error>
 
 namespace kgym {
 
 journal_writer::journal_writer(request_journal& journal, std::function<void()> on_committed)
     : journal_(journal), on_committed_(std::move(on_committed)) {
-  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (wake_fd_ < 0)
-    throw std::system_error(errno, std::generic_category(), "journal writer: eventfd");
   thread_ = std::thread([this] { run(); });
   ::pthread_setname_np(thread_.native_handle(), "kgym-journal");  // for top -H and /proc
 }
@@ -23,9 +16,8 @@ journal_writer::journal_writer(request_journal& journal, std::function<void()> o
 journal_writer::~journal_writer() {
   try {
     stop();
-  } catch (...) {  // a failure was the serve loop's to report; a destructor cannot
+  } catch (...) {  // a failure was the API service's to report; a destructor cannot
   }
-  ::close(wake_fd_);
 }
 
 void journal_writer::accepted(EvalRequest request, std::optional<ReplyRoute> route, const Task* suite_task) {
@@ -81,11 +73,6 @@ void journal_writer::commit_synced() {
   synced_.wait(lock, [&] { return sync_done_ >= generation || failure_; });
   if (failure_)
     std::rethrow_exception(failure_);
-}
-
-void journal_writer::clear_wake() {
-  uint64_t count = 0;
-  [[maybe_unused]] auto n = ::read(wake_fd_, &count, sizeof count);
 }
 
 void journal_writer::stop() {
@@ -157,12 +144,8 @@ void journal_writer::run() {
       }
       if (sync_generation)
         synced_.notify_all();
-      if (answered) {
-        const uint64_t one = 1;
-        [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
-        if (on_committed_)
-          on_committed_();
-      }
+      if (answered && on_committed_)
+        on_committed_();
       if (stop) {
         std::lock_guard lock(mutex_);
         if (ops_.empty())
@@ -175,10 +158,8 @@ void journal_writer::run() {
     std::lock_guard lock(mutex_);
     failure_ = std::current_exception();
     synced_.notify_all();
-    const uint64_t one = 1;
-    [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);  // the loop then sees the failure
     if (on_committed_)
-      on_committed_();
+      on_committed_();  // take_committed() then rethrows it
   }
 }
 

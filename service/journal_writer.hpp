@@ -1,15 +1,17 @@
 // journal_writer: the request journal on a thread of its own. SQLite's work (about 15 us a
-// request) held the serve loop's thread, which also runs the ZeroMQ socket; now the loop posts
-// what it accepted, answered and delivered, and the writer records and commits it, answers at once
-// (in whatever batch has gathered meanwhile), accepted requests within the journal's batch window.
+// request) held the serve loop's thread, which also ran the ZeroMQ socket; now the API service
+// actor (actors/api_service.hpp) posts what it accepted, answered and delivered, and the writer
+// records and commits it, answers at once (in whatever batch has gathered meanwhile), accepted
+// requests within the journal's batch window.
 //
-// Answers are still committed before any client has them: the loop hands its answers to the
-// writer and gets them back from take_committed() once committed (wake_fd() becomes readable
-// then). commit_synced() waits until everything posted so far is on disk (an HTTP submission's
-// 202). The journal is the writer's alone from construction until stop(). The records are
-// gathered by the serve loop's thread without a lock and handed over by flush(), once a pass
-// of the loop: one lock and at most one wake-up a pass, not a few a request (each a futex call
-// and a context switch). Everything but take_committed() is for that one thread.
+// Answers are still committed before any client has them: the API service hands its answers to
+// the writer and gets them back from take_committed() once committed (on_committed says when).
+// commit_synced() waits until everything posted so far is on disk (an HTTP submission's 202).
+// The journal is the writer's alone from construction until stop(). The records are gathered by
+// the poster without a lock and handed over by flush(), once a burst (idle() says whether a
+// flush would wake the writer): one lock and at most one wake-up a burst, not a few a request
+// (each a futex call and a context switch). Everything but take_committed() is for one poster
+// at a time.
 #pragma once
 
 #include <condition_variable>
@@ -29,8 +31,8 @@ namespace kgym {
 
 class journal_writer {
  public:
-  // `on_committed`, if given, is called on the writer's thread whenever answers were committed
-  // (or the journal failed), beside wake_fd() becoming readable.
+  // `on_committed` is called on the writer's thread whenever answers were committed (or the
+  // journal failed: take_committed() then throws).
   explicit journal_writer(request_journal& journal, std::function<void()> on_committed = {});
   ~journal_writer();  // stop()
   journal_writer(const journal_writer&) = delete;
@@ -53,9 +55,6 @@ class journal_writer {
   bool idle() const;
   // Returns once everything posted before it is committed and synced.
   void commit_synced();
-  // Readable while committed answers wait to be taken; clear_wake() empties it.
-  int wake_fd() const { return wake_fd_; }
-  void clear_wake();
   // Records and commits everything posted, then ends the thread (the journal is the caller's again).
   void stop();
 
@@ -93,7 +92,6 @@ class journal_writer {
   bool stopping_ = false;
   bool sleeping_ = false;  // the writer waits on work_, and nobody has woken it yet
   std::exception_ptr failure_;  // the journal's error, rethrown to the serve loop
-  int wake_fd_ = -1;
   std::function<void()> on_committed_;
   std::thread thread_;
 };
