@@ -250,18 +250,18 @@ int run_serve(const std::vector<std::string>& argv) {
   eval_service_setup setup;
   setup.socket = &socket;
   setup.http = http.get();
-  setup.scheduler = scheduler;
-  setup.suite = &suite;
-  setup.secret = secret;
   setup.max_request_bytes = max_bytes;
-  setup.device = device;
-  setup.cpu_sizes = !a.has("gpu-sizes");
-  setup.journal = journal.get();
-  setup.table_limits = table_limits;
-  setup.drain_timeout = std::chrono::duration<double>(a.number("drain-timeout", 120));
-  if (web_page) {  // without a page nobody reads the board: the loop keeps nothing for it
-    setup.on_counts = [board](const ServeStatus& counts) { board->set_counts(counts); };
-    setup.on_answer = [board](const EvalResult& answer) {
+  setup.service.scheduler = scheduler;
+  setup.service.suite = &suite;
+  setup.service.secret = secret;
+  setup.service.device = device;
+  setup.service.cpu_sizes = !a.has("gpu-sizes");
+  setup.service.journal = journal.get();
+  setup.service.table_limits = table_limits;
+  setup.service.drain_timeout = std::chrono::duration<double>(a.number("drain-timeout", 120));
+  if (web_page) {  // without a page nobody reads the board: the service keeps nothing for it
+    setup.service.on_counts = [board](const ServeStatus& counts) { board->set_counts(counts); };
+    setup.service.on_answer = [board](const EvalResult& answer) {
       board->answered(answer, std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
     };
   }

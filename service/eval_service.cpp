@@ -64,17 +64,7 @@ class serve_loop {
  public:
   serve_loop(caf::actor_system& system, const eval_service_setup& setup, const volatile std::sig_atomic_t& stop)
       : setup(setup), stop(stop), socket(*setup.socket), http(setup.http), self(system) {
-    api_service_config config;
-    config.scheduler = setup.scheduler;
-    config.suite = setup.suite;
-    config.secret = setup.secret;
-    config.device = setup.device;
-    config.cpu_sizes = setup.cpu_sizes;
-    config.journal = setup.journal;
-    config.table_limits = setup.table_limits;
-    config.drain_timeout = setup.drain_timeout;
-    config.on_counts = setup.on_counts;
-    config.on_answer = setup.on_answer;
+    api_service_config config = setup.service;
     config.outbox = outbox;
     api = spawn_api_service(system, std::move(config));
   }
@@ -86,9 +76,10 @@ class serve_loop {
     for (;;) {
       if (stop && !drain_until) {
         drain_until = std::chrono::steady_clock::now() +
-                      std::chrono::duration_cast<std::chrono::nanoseconds>(setup.drain_timeout);
+                      std::chrono::duration_cast<std::chrono::nanoseconds>(setup.service.drain_timeout);
         self->send(api, drain_atom::value);
-        spdlog::info("kgym serve: stopping; requests in flight get up to {:.0f} s", setup.drain_timeout.count());
+        spdlog::info("kgym serve: stopping; requests in flight get up to {:.0f} s",
+                     setup.service.drain_timeout.count());
       }
       send_what_the_service_has();
       if (drain_until && (outbox->drained() || std::chrono::steady_clock::now() > *drain_until))

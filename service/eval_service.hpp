@@ -15,32 +15,20 @@
 #include <map>
 #include <string>
 
-#include "actors/scheduler.hpp"
 #include "messages/kgym.pb.h"
+#include "service/api_service.hpp"
 #include "service/http_front.hpp"
-#include "service/request_journal.hpp"
-#include "service/request_table.hpp"
 
 namespace kgym {
 
 struct eval_service_setup {
   zmq::socket_t* socket = nullptr;  // the bound ROUTER socket (only the service's thread touches it)
   http_front* http = nullptr;       // the HTTP/JSON front, if served
-  scheduler_actor scheduler;
-  const std::map<std::string, Task>* suite = nullptr;  // what task_id names
-  std::string secret;               // EvalRequest.secret (or the HTTP bearer) must match; empty: none
   size_t max_request_bytes = 4 << 20;
-  Device device = CPU;
-  bool cpu_sizes = true;            // on the CPU, run tasks at their task.json cpu_sizes
-  request_journal* journal = nullptr;  // --state-dir: read at the start (a restart), then its writer's
-  request_table::limits table_limits;
-  std::chrono::duration<double> drain_timeout{120};
-  // For the page for people (--web): the counts after each pass of the loop, and each answer.
-  std::function<void(const ServeStatus&)> on_counts;
-  std::function<void(const EvalResult&)> on_answer;
+  api_service_config service;       // the API service actor's (its outbox is the loop's)
 };
 
-// Serves until `stop` is set and the requests in flight are answered (or `drain_timeout`
+// Serves until `stop` is set and the requests in flight are answered (or service.drain_timeout
 // passed: their clients are told to send them again). Returns the number of answers sent.
 size_t run_eval_service(caf::actor_system& system, const eval_service_setup& setup,
                         const volatile std::sig_atomic_t& stop);

@@ -29,6 +29,17 @@ struct executor_log {
   std::vector<std::string> cancelled;
 };
 
+// Answers the held request `id` with `result`; false when none is held.
+bool deliver_held(executor_log& log, const std::string& id, const ExecResult& result) {
+  for (auto it = log.held.begin(); it != log.held.end(); ++it)
+    if (it->first == id) {
+      it->second.deliver(result);
+      log.held.erase(it);
+      return true;
+    }
+  return false;
+}
+
 // An executor that answers only when the test sends it (answer_atom, request id, verdict).
 caf::behavior scripted_executor(caf::event_based_actor* self, std::shared_ptr<executor_log> log) {
   return {
@@ -39,16 +50,11 @@ caf::behavior scripted_executor(caf::event_based_actor* self, std::shared_ptr<ex
       },
       [=](cancel_atom, const std::string& id) { log->cancelled.push_back(id); },
       [=](answer_atom, const std::string& id, int verdict) {
-        for (auto it = log->held.begin(); it != log->held.end(); ++it)
-          if (it->first == id) {
-            ExecResult result;
-            result.set_request_id(id);
-            result.set_verdict(static_cast<Verdict>(verdict));
-            it->second.deliver(result);
-            log->held.erase(it);
-            return;
-          }
-        ADD_FAILURE() << "the executor holds no request " << id;
+        ExecResult result;
+        result.set_request_id(id);
+        result.set_verdict(static_cast<Verdict>(verdict));
+        if (!deliver_held(*log, id, result))
+          ADD_FAILURE() << "the executor holds no request " << id;
       },
   };
 }
@@ -410,27 +416,16 @@ caf::behavior api_test_scheduler(caf::event_based_actor* self, std::shared_ptr<e
       },
       [=](cancel_atom, const std::string& id) {
         log->cancelled.push_back(id);
-        for (auto it = log->held.begin(); it != log->held.end(); ++it)
-          if (it->first == id) {
-            ExecResult result;
-            result.set_verdict(CANCELLED);
-            it->second.deliver(result);
-            log->held.erase(it);
-            return true;
-          }
-        return false;
+        ExecResult result;
+        result.set_verdict(CANCELLED);
+        return deliver_held(*log, id, result);
       },
       [=](answer_atom, const std::string& id, int verdict) {
-        for (auto it = log->held.begin(); it != log->held.end(); ++it)
-          if (it->first == id) {
-            ExecResult result;
-            result.set_verdict(static_cast<Verdict>(verdict));
-            result.set_executor("local#0");
-            it->second.deliver(result);
-            log->held.erase(it);
-            return;
-          }
-        ADD_FAILURE() << "the scheduler holds no request " << id;
+        ExecResult result;
+        result.set_verdict(static_cast<Verdict>(verdict));
+        result.set_executor("local#0");
+        if (!deliver_held(*log, id, result))
+          ADD_FAILURE() << "the scheduler holds no request " << id;
       },
   };
 }

@@ -60,8 +60,9 @@ def result_event(result: dict) -> dict:
 
 def command(line: bytes) -> dict:
     """A SandboxCommand line from the executor, checked against the schema, as its JSON mapping."""
+    found = json.loads(line)  # the text parsed once; the schema checks the result
     try:
-        json_format.Parse(line, kgym_pb2.SandboxCommand())
+        json_format.ParseDict(found, kgym_pb2.SandboxCommand())
     except json_format.ParseError as exc:
         raise MalformedFrame(f"the schema refuses a SandboxCommand: {exc}") from None
-    return json.loads(line)
+    return found
