@@ -664,7 +664,8 @@ TEST(Defaults, FillOnlyWhatIsUnset) {
 TEST(Defaults, TimingStopsOnItsPrecisionOnTheGpuOnlyAndNeverBelowTheFloor) {
   EvalOptions o;
   EvalOptions cuda = with_defaults(o, CUDA), cpu = with_defaults(o, CPU);
-  EXPECT_EQ(cuda.min_timed_s(), 0.5);
+  EXPECT_EQ(cuda.min_timed_s(), 0.25);
+  EXPECT_EQ(cpu.min_timed_s(), 0.5);
   EXPECT_EQ(cuda.max_timed_s(), 1.0);
   EXPECT_EQ(cuda.timing_precision(), 0.001);
   EXPECT_EQ(cpu.timing_precision(), 0.0);  // the CPU's timing is a fixed span

@@ -31,8 +31,8 @@ class EvalDefaults(unittest.TestCase):
         """messages/eval_defaults.json, as gpu/executor/eval_defaults.cpp's unit test sees it."""
         from kgym_sandbox import eval_defaults
         cuda, cpu = eval_defaults.options("cuda"), eval_defaults.options("cpu")
-        self.assertEqual((cuda["timing_reps"], cuda["batch_memory_mb"], cuda["max_timed_s"], cuda["correctness_trials"]),
-                         (1000, 16384, 1.0, 5))
+        self.assertEqual((cuda["timing_reps"], cuda["batch_memory_mb"], cuda["min_timed_s"], cuda["max_timed_s"],
+                          cuda["correctness_trials"]), (1000, 16384, 0.25, 1.0, 5))
         self.assertEqual((cpu["timing_reps"], cpu["max_timed_s"], cpu["min_timed_s"]), (5, 0.5, 0.5))
         self.assertNotIn("timing_precision", cpu)
         self.assertEqual(eval_defaults.tolerance(None, None), 1e-4)
@@ -198,7 +198,7 @@ class CostModel(unittest.TestCase):
 
 class BatchSize(unittest.TestCase):
     def test_long_enough_to_amortise_a_request_within_memory(self):
-        self.assertEqual(timing.batch_size(0.0027, 1 << 20, 4 << 30), 19)     # ceil(0.05 / 0.0027)
+        self.assertEqual(timing.batch_size(0.0027, 1 << 20, 4 << 30), 10)     # ceil(0.025 / 0.0027)
         self.assertEqual(timing.batch_size(0.2, 1 << 20, 4 << 30), 1)         # one long call is a batch
         self.assertEqual(timing.batch_size(1e-5, 1 << 20, 4 << 30), 64)       # capped
         self.assertEqual(timing.batch_size(1e-3, 1 << 30, 4 << 30), 4)        # 4 GiB budget / 1 GiB per call
@@ -242,7 +242,7 @@ class TimingPlan(unittest.TestCase):
         self.assertEqual(side.requests, [(1, 3)])  # the warm-up: one request of three passes, sent
         planned = timing.plan(side, started, "cpu", reps=1000, new_inputs=None, batch_memory_bytes=4 << 30)
         self.assertEqual(side.finished, started["warming"])  # its answer taken before calibrating
-        self.assertEqual(planned["batch"], 21)  # ceil(0.05 / 0.0024): the request's cost included
+        self.assertEqual(planned["batch"], 11)  # ceil(0.025 / 0.0024): the request's cost included
         self.assertEqual(side.requests, [(1, 3)] + [(1, 1)] * timing.CALIBRATION_REQUESTS)
         pattern = planned["expected"][0]  # the output's shape and dtype, no memory
         self.assertEqual((pattern.device.type, tuple(pattern.shape), pattern.dtype), ("meta", (4,), torch.float32))
@@ -262,7 +262,7 @@ class TimingPlan(unittest.TestCase):
         planned = timing.plan(side, started, "cpu", 1000, lambda: made.append(1) or [torch.ones(4)], 4 << 30)
         self.assertEqual(len(made), 1)  # fresh inputs for the warm-up, sent now
         self.assertEqual(side.requests, [(1, 3)] + [(1, 1)] * timing.CALIBRATION_REQUESTS)
-        self.assertEqual((side.finished, planned["batch"]), (started["warming"], 21))
+        self.assertEqual((side.finished, planned["batch"]), (started["warming"], 11))
 
     def test_request_cost_from_one_call_against_a_batch(self):
         side = ScriptedSide(cost=0.0004, call=0.002)
