@@ -17,6 +17,7 @@ KernelBench's imports and either side's first problem).
 
     python3 bench/kernelbench_sweep.py --kernelbench ../shared/kernelbench --level 1 --level 2 --level 3
     python3 bench/kernelbench_sweep.py --kernelbench ../shared/kernelbench --level 2 --only 1,5,9 --baseline
+    python3 bench/kernelbench_sweep.py --kernelbench ../shared/kernelbench --level 1 --level 2 --level 3 --gpus all
 """
 import argparse
 import json
@@ -139,6 +140,7 @@ def main():
                         help="also run KernelBench's eval_kernel_against_ref on the same problems (needs cuda)")
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                         help="an EvalOptions field for every request, e.g. min_timed_s=1 (repeatable)")
+    parser.add_argument("--gpus", help="kgym serve --gpus: one executor per GPU, e.g. 0,1,2,3 or all (default: one)")
     parser.add_argument("--out", help="write every ExecResult here (JSON lines)")
     args = parser.parse_args()
     args.option = {name: json.loads(value) for name, value in (o.split("=", 1) for o in args.option)}
@@ -152,7 +154,8 @@ def main():
             problems = [p for p in kernelbench_tasks.problems(args.kernelbench, level)
                         if only is None or int(os.path.basename(p).split("_")[0]) in only][::args.stride]
             chosen[level] = (problems, [kernelbench_tasks.identity_task(p, level, tasks_dir) for p in problems])
-        with local_serve(args.kgym, ["--device", args.device, "--tasks-dir", tasks_dir], workdir) as client:
+        serve_args = ["--device", args.device, "--tasks-dir", tasks_dir] + (["--gpus", args.gpus] if args.gpus else [])
+        with local_serve(args.kgym, serve_args, workdir) as client:
             for level, (problems, tasks) in chosen.items():
                 print(f"level {level}: {len(tasks)} problems through kgym serve", file=sys.stderr, flush=True)
                 started = time.monotonic()
@@ -166,8 +169,8 @@ def main():
                     rows, stubbed, baseline_arrivals = baseline_level(problems, args)
                     comparison.append(compare(level, results, elapsed, rows, time.monotonic() - started, stubbed,
                                               steady_rate(arrivals), steady_rate(baseline_arrivals)))
-    print(f"\nmachine: {machine or 'unknown'}; precision {args.precision}; identity answers through "
-          f"{args.kgym} serve --device {args.device}")
+    print(f"\nmachine: {machine or 'unknown'}{f' (GPUs {args.gpus})' if args.gpus else ''}; precision "
+          f"{args.precision}; identity answers through {args.kgym} serve --device {args.device}")
     if comparison:
         print("\n| level | problems | kgym OK | KernelBench correct | kgym evals/hour | KernelBench evals/hour | ratio "
               "| kgym after its first | KernelBench after its first | ratio |")

@@ -25,6 +25,7 @@
 #include "cli/web_view.hpp"
 #include "cli/log_level.hpp"
 #include "cli/sandbox_options.hpp"
+#include "gpu/executor/gpu_assignment.hpp"
 #include "service/eval_api.hpp"
 #include "service/http_front.hpp"
 #include "pipeline/paths.hpp"
@@ -88,7 +89,10 @@ command_line serve_command_line() {
       .section("evaluation:")
       .choice<Device>("device", "where candidates run (default cpu)")
       .env("KGYM_DEVICE")
-      .whole("executors", "N", "executors in this process (default 2 on cpu, 1 on cuda; 0: workers only)")
+      .whole("executors", "N", "executors in this process (default 2 on cpu, 1 on cuda; 0: workers only);\n"
+                               "on cuda one GPU each: N > 1 takes GPUs 0..N-1")
+      .text("gpus", "LIST|all", "on cuda, one executor per GPU: \"0,1,3\" or \"all\" (nvidia-smi counts them);\n"
+                                "replaces --executors")
       .text("tasks-dir", "DIR", "the suite that task_id refers to (default: the built-in tasks)")
       .whole("max-request-bytes", "N", "larger requests are refused (default 4194304)")
       .flag("eval-cache", "answer an identical (task, program) from the first evaluation")
@@ -202,9 +206,17 @@ int run_serve(const std::vector<std::string>& argv) {
   caf::actor_system system{cfg};
   executor_options exec = sandbox_options(a, device);
   std::vector<gpu_executor_actor> executors;
-  int n_executors = static_cast<int>(a.whole("executors", device == CUDA ? 1 : 2));
-  for (int i = 0; i < n_executors; ++i)
+  if (a.has("gpus") && device != CUDA)
+    throw std::invalid_argument("--gpus places executors on GPUs: it needs --device cuda");
+  const auto gpus = executor_gpus(device, static_cast<int>(a.whole("executors", device == CUDA ? 1 : 2)),
+                                  a.has("gpus") ? gpu_list(a.get("gpus")) : std::vector<int>{});
+  if (device == CUDA)
+    reserve_timing_cores(gpus);
+  for (int gpu : gpus) {
+    exec.launch.gpu = gpu;
     executors.push_back(spawn_gpu_executor(system, exec));
+  }
+  const int n_executors = static_cast<int>(gpus.size());
   auto scheduler = spawn_scheduler(system, executors, scheduler_options{a.has("eval-cache"), {}});
   if (a.has("listen")) {
     auto [host, port] = parse_host_port(a.get("listen"));

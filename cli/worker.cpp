@@ -22,6 +22,7 @@
 #include "cli/log_level.hpp"
 #include "cli/sandbox_options.hpp"
 #include "cli/cluster.hpp"
+#include "gpu/executor/gpu_assignment.hpp"
 #include "pipeline/paths.hpp"
 
 namespace kgym::cli {
@@ -53,26 +54,6 @@ command_line worker_command_line() {
   declare_sandbox_options(c);
   declare_log_level(c);
   return c;
-}
-
-std::vector<int> gpu_list(const std::string& spec) {
-  std::vector<int> gpus;
-  if (spec == "all") {
-    FILE* pipe = ::popen("nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null", "r");
-    int index;
-    while (pipe && std::fscanf(pipe, "%d", &index) == 1)
-      gpus.push_back(index);
-    if (pipe)
-      ::pclose(pipe);
-    if (gpus.empty())
-      throw std::invalid_argument("--gpus all: nvidia-smi lists no GPU on this node");
-    return gpus;
-  }
-  std::stringstream in(spec);
-  std::string item;
-  while (std::getline(in, item, ','))
-    gpus.push_back(std::stoi(item));
-  return gpus;
 }
 
 }  // namespace
@@ -119,7 +100,9 @@ int run_worker(const std::vector<std::string>& argv) {
       executors.emplace_back(name + "#null" + std::to_string(i), spawn_null_executor(system));
   } else if (a.has("gpus")) {
     executor_options exec = sandbox_options(a, CUDA);
-    for (int gpu : gpu_list(a.get("gpus"))) {
+    const auto gpus = gpu_list(a.get("gpus"));
+    reserve_timing_cores(gpus);
+    for (int gpu : gpus) {
       exec.launch.gpu = gpu;
       executors.emplace_back(name + "#gpu" + std::to_string(gpu), spawn_gpu_executor(system, exec));
     }

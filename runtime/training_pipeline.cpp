@@ -6,6 +6,7 @@
 #include "actors/inference.hpp"
 #include "actors/monitor.hpp"
 #include "actors/reward.hpp"
+#include "gpu/executor/gpu_assignment.hpp"
 #include "pipeline/progress_log.hpp"
 #include "pipeline/train_config.hpp"
 #include "policy/openai_wire.hpp"
@@ -60,8 +61,14 @@ training_pipeline start_pipeline(caf::actor_system& system, const TrainConfig& c
                                  const std::string& dir, const EmbeddedPolicy& policy, const embedded_suite& suite,
                                  const scheduler_options& scheduling, bool evaluate_only) {
   std::vector<gpu_executor_actor> executors;
-  for (int i = 0; i < config.executors(); ++i)
-    executors.push_back(spawn_gpu_executor(system, exec));
+  const auto gpus = executor_gpus(exec.launch.device, config.executors(), {});
+  if (exec.launch.device == CUDA)
+    reserve_timing_cores(gpus);
+  for (int gpu : gpus) {
+    executor_options on_gpu = exec;
+    on_gpu.launch.gpu = gpu;
+    executors.push_back(spawn_gpu_executor(system, on_gpu));
+  }
   return start_pipeline(system, config, std::move(executors), exec.launch.python, exec.launch.device, dir, policy,
                         suite, scheduling, evaluate_only);
 }

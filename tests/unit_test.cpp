@@ -32,6 +32,7 @@
 #include "cli/command_line.hpp"
 #include "pipeline/python_syntax.hpp"
 #include "gpu/executor/eval_defaults.hpp"
+#include "gpu/executor/gpu_assignment.hpp"
 #include "gpu/executor/sandbox_process.hpp"
 #include "gpu/executor/scrub.hpp"
 #include "gpu/profiler/trace_check.hpp"
@@ -685,6 +686,18 @@ TEST(Defaults, TolerancesPerPrecisionAndSet) {
   EXPECT_EQ(tolerance_set_named("dr_kernel"), DR_KERNEL_TOLERANCES);
   EXPECT_THROW(precision_named("fp8"), std::invalid_argument);
   EXPECT_THROW(tolerance_set_named("loose"), std::invalid_argument);
+}
+
+TEST(GpuAssignment, OneExecutorPerGpuNeverTwoOnOne) {
+  EXPECT_EQ(executor_gpus(CUDA, 1, {}), (std::vector<int>{-1}));  // CUDA_VISIBLE_DEVICES as inherited
+  EXPECT_EQ(executor_gpus(CUDA, 3, {}), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(executor_gpus(CUDA, 0, {}), (std::vector<int>{}));  // workers only
+  EXPECT_EQ(executor_gpus(CUDA, 1, {2, 5}), (std::vector<int>{2, 5}));  // --gpus replaces --executors
+  EXPECT_EQ(executor_gpus(CPU, 2, {}), (std::vector<int>{-1, -1}));
+  EXPECT_EQ(gpu_list("0,1,3"), (std::vector<int>{0, 1, 3}));
+  EXPECT_EQ(gpu_list("7"), (std::vector<int>{7}));
+  for (const char* bad : {"", "0,,1", "a", "1x", "-1", "0,0"})
+    EXPECT_THROW(gpu_list(bad), std::invalid_argument) << bad;
 }
 
 TEST(TimingCores, FromTheEndOfTheAllowedCoresPerGpuTheRunnersOnOne) {

@@ -87,6 +87,13 @@ void keep_threads_off(const std::vector<int>& timing) {
     ::sched_setaffinity(std::atoi(entry.path().filename().c_str()), sizeof set, &set);  // one that ended: ESRCH
 }
 
+std::vector<int> cores_named(const std::string& cores) {
+  std::vector<int> named;
+  for (const auto& core : comma_separated(cores))
+    named.push_back(std::atoi(core.c_str()));
+  return named;
+}
+
 void close_fd(int& fd) {
   if (fd >= 0)
     ::close(fd);
@@ -96,6 +103,14 @@ void close_fd(int& fd) {
 constexpr size_t max_frame_bytes = 64u << 20;
 
 }  // namespace
+
+void reserve_timing_cores(const std::vector<int>& gpus) {
+  const char* given = std::getenv("KGYM_TIMING_CORES");
+  if (gpus.size() < 2 || (given && *given))
+    return;
+  for (int gpu : gpus)
+    keep_threads_off(cores_named(timing_cores_for(process_cores(), gpu, "")));
+}
 
 sandbox_process::sandbox_process(sandbox_launch launch) : launch_(std::move(launch)) {}
 
@@ -136,10 +151,7 @@ std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready*
     if (const char* given = std::getenv("KGYM_TIMING_CORES"); requested.empty() && given)
       requested = given;
     cores = timing_cores_for(process_cores(), launch_.gpu, requested);
-    std::vector<int> timing;
-    for (const auto& core : comma_separated(cores))
-      timing.push_back(std::atoi(core.c_str()));
-    keep_threads_off(timing);
+    keep_threads_off(cores_named(cores));
   }
   std::string pythonpath = "PYTHONPATH=" + launch_.sandbox_dir;
   // An explicit environment (sandbox_environment): nothing else of the caller's passes.

@@ -50,6 +50,13 @@ bool sandbox_environment_passes(const std::string& name, const std::string& extr
 // cores differed by up to 55% in launches per second), so both sides share one.
 std::string timing_cores_for(const std::vector<int>& allowed, int gpu, const std::string& requested);
 
+// Keeps this process's threads, and every process they start later (zygotes included), off
+// the timing cores of each of `gpus` (CUDA executors' sandbox_launch::gpu) before any of
+// their sandboxes starts. Each sandbox also does so for its own at its start, but a zygote
+// started before another GPU's sandbox would then run its next evaluations' warm-ups on that
+// GPU's timing cores. Nothing for fewer than two GPUs or with $KGYM_TIMING_CORES set.
+void reserve_timing_cores(const std::vector<int>& gpus);
+
 // `allowed` without `taken`, in order: where kgym's own threads run once timing cores are taken.
 std::vector<int> cores_besides(const std::vector<int>& allowed, const std::vector<int>& taken);
 

@@ -1,0 +1,24 @@
+// Which GPU each CUDA executor of a process gets. One executor per GPU: two executors on one
+// GPU would run kernels inside each other's timed regions (each sandbox's quiet-GPU lock is
+// its own), so a count above one means one GPU each, never a shared one.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gpu/executor/sandbox_process.hpp"  // reserve_timing_cores, for the executors of a GPU list
+#include "messages/kgym.pb.h"
+
+namespace kgym {
+
+// "0,1,3" -> {0, 1, 3}; "all" -> every GPU nvidia-smi lists. Throws std::invalid_argument on
+// a malformed list, a repeated GPU or, for "all", no GPU.
+std::vector<int> gpu_list(const std::string& spec);
+
+// The GPU of each executor (sandbox_launch::gpu; -1: the GPU the process inherits):
+// `listed` when given (--gpus), else `count` executors: on the CPU all -1, on CUDA one -1
+// for a single executor (CUDA_VISIBLE_DEVICES as the caller set it) and GPUs 0..count-1
+// for more.
+std::vector<int> executor_gpus(Device device, int count, const std::vector<int>& listed);
+
+}  // namespace kgym
