@@ -27,6 +27,7 @@
 #include "pipeline/train_config.hpp"
 #include "policy/embedded_policy.hpp"
 #include "pipeline/actor_system_setup.hpp"
+#include "runtime/run_resume.hpp"
 
 namespace kgym::cli {
 
@@ -96,34 +97,11 @@ int run_train(const std::vector<std::string>& argv) {
   setup_logging(run_dir::log_path(dir), a.has("quiet"));
 
   // What a previous process of this run left: the policy and the finished episodes.
-  EmbeddedPolicy policy = run_dir::latest_checkpoint(dir).value_or(make_embedded_policy(suite.actions));
-  run_dir::keep_metrics_before(dir, policy.version());
-  run_plan plan;
-  plan.config = config;
-  plan.tasks = tasks;
-  plan.first_iteration = policy.version();
-  plan.store_path = run_dir::episodes_path(dir);
-  scheduler_options scheduling;
-  scheduling.cache = config.eval_cache();
-  auto stored = read_episodes(plan.store_path);
-  std::map<std::string, const Task*> task_by_id;
-  for (const auto& [id, task] : tasks)
-    task_by_id[id] = &task;
-  const EvalOptions run_options = run_eval_options(config);
-  const Device run_device = config.device();
-  for (auto& e : stored.episodes) {
-    auto task = task_by_id.find(e.task_id());
-    for (const auto& t : e.turns())
-      if (task != task_by_id.end() && !t.source_hash().empty() && t.result().verdict() != COMPILE_ERROR)
-        scheduling.preload.emplace_back(evaluation_key(*task->second, run_device, run_options, t.source_hash()),
-                                        t.result());
-    if (e.iteration() >= plan.first_iteration)
-      plan.finished[e.episode_id()] = std::move(e);
-  }
+  auto [policy, plan, scheduling, store_cut] = resume_run(dir, config, suite);
   progress_log()->info("run {}: {} tasks x {} episodes x {} turns, {} iterations on {}, starting at iteration {} "
                "({} finished episodes kept{})",
                dir, tasks.size(), config.group_size(), config.turns(), config.iterations(), lower_name(config.device()),
-               plan.first_iteration + 1, plan.finished.size(), stored.truncated ? ", a cut-off record dropped" : "");
+               plan.first_iteration + 1, plan.finished.size(), store_cut ? ", a cut-off record dropped" : "");
 
   caf::actor_system_config cfg;
   cfg.load<caf::io::middleman>();

@@ -23,6 +23,8 @@
 #include "policy/learner_update.hpp"
 #include "policy/prompt.hpp"
 #include "policy/reward.hpp"
+#include "runtime/run_resume.hpp"
+#include "runtime/training_pipeline.hpp"
 
 namespace kgym {
 namespace {
@@ -126,6 +128,77 @@ TEST(StoredUpgrade, FeedbackWrittenAsAStringReadsBackTyped) {
   auto loaded = run_dir::latest_checkpoint(dir);
   ASSERT_TRUE(loaded);
   EXPECT_EQ(loaded->SerializeAsString(), two_action_policy().SerializeAsString());
+  std::filesystem::remove_all(dir);
+}
+
+Episode stored_episode(const std::string& id, const std::string& task, int64_t iteration,
+                       const std::vector<std::pair<std::string, Verdict>>& turns) {
+  Episode e;
+  e.set_episode_id(id);
+  e.set_task_id(task);
+  e.set_iteration(iteration);
+  for (const auto& [hash, verdict] : turns) {
+    Turn* t = e.add_turns();
+    t->set_source_hash(hash);
+    t->mutable_result()->set_verdict(verdict);
+  }
+  return e;
+}
+
+TEST(RunResume, StartsAtTheLatestCheckpointKeepsItsFinishedEpisodesAndPreloadsEveryEvaluation) {
+  const std::string dir = ::testing::TempDir() + "kgym_resume_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  TrainConfig config = default_train_config();
+  run_dir::create(dir, config);
+  embedded_suite suite;
+  suite.tasks["t"].set_id("t");
+  suite.tasks["t"].set_source("class Model: pass");
+  suite.actions["t"] = {"fused", "cheat"};
+
+  auto fresh = resume_run(dir, config, suite);  // nothing there yet: a fresh policy from iteration 0
+  EXPECT_EQ(fresh.plan.first_iteration, 0);
+  EXPECT_EQ(fresh.policy.SerializeAsString(), make_embedded_policy(suite.actions).SerializeAsString());
+  EXPECT_TRUE(fresh.plan.finished.empty());
+  EXPECT_TRUE(fresh.scheduling.preload.empty());
+  EXPECT_EQ(fresh.plan.store_path, run_dir::episodes_path(dir));
+
+  {
+    episode_store store(run_dir::episodes_path(dir));
+    store.append(stored_episode("e0", "t", 0, {{"h0", OK}}));
+    store.append(stored_episode("e1", "t", 1, {{"h1", INCORRECT}}));
+    store.append(stored_episode("e2", "t", 2, {{"h2", OK}, {"h3", COMPILE_ERROR}, {"", OK}}));
+    store.append(stored_episode("e3", "gone", 2, {{"h4", OK}}));  // a task no longer in the suite
+  }
+  EmbeddedPolicy checkpoint = make_embedded_policy(suite.actions);
+  checkpoint.set_version(2);  // iterations 0 and 1 were trained
+  run_dir::save_checkpoint(dir, checkpoint);
+  for (int64_t i = 0; i < 3; ++i) {
+    IterationMetrics m;
+    m.set_iteration(i);
+    run_dir::append_metrics(dir, m);
+  }
+
+  auto resumed = resume_run(dir, config, suite);
+  EXPECT_EQ(resumed.plan.first_iteration, 2);
+  EXPECT_EQ(resumed.policy.version(), 2);
+  std::vector<std::string> kept;
+  for (const auto& [id, e] : resumed.plan.finished)
+    kept.push_back(id);
+  EXPECT_EQ(kept, (std::vector<std::string>{"e2", "e3"}));  // iteration 2's, not run again
+  // Every evaluation the scheduler would have run: not a compile error (the compiler's), not a
+  // turn without a program, not a task the suite no longer has.
+  std::vector<std::string> preloaded;
+  for (const auto& [key, result] : resumed.scheduling.preload)
+    preloaded.push_back(key);
+  const auto key = [&](const std::string& hash) {
+    return evaluation_key(suite.tasks["t"], config.device(), run_eval_options(config), hash);
+  };
+  EXPECT_EQ(preloaded, (std::vector<std::string>{key("h0"), key("h1"), key("h2")}));
+  EXPECT_EQ(resumed.scheduling.preload[1].second.verdict(), INCORRECT);
+  EXPECT_EQ(resumed.scheduling.cache, config.eval_cache());
+  EXPECT_FALSE(resumed.store_cut);
+  ASSERT_EQ(run_dir::read_metrics(dir).size(), 2u);  // iteration 2's line goes: it is run again
+  EXPECT_EQ(run_dir::read_metrics(dir).back().iteration(), 1);
   std::filesystem::remove_all(dir);
 }
 
