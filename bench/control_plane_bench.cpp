@@ -8,6 +8,7 @@
 // "episodes" event, as the page does; the ratio is what watching costs the pipeline.
 #include <caf/all.hpp>
 #include <httplib.h>
+#include <spdlog/spdlog.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -21,15 +22,8 @@
 #include <string>
 #include <thread>
 
-#include "actors/compiler.hpp"
-#include "actors/episode.hpp"
 #include "actors/gpu_executor.hpp"
-#include "actors/inference.hpp"
-#include "actors/learner.hpp"
 #include "actors/monitor.hpp"
-#include "actors/reward.hpp"
-#include "actors/run_controller.hpp"
-#include "actors/scheduler.hpp"
 #include "bench/resident_memory.hpp"
 #include "pipeline/run_dir.hpp"
 #include "web/web_server.hpp"
@@ -37,8 +31,9 @@
 #include "pipeline/paths.hpp"
 #include "pipeline/task_loader.hpp"
 #include "pipeline/train_config.hpp"
-#include "policy/embedded_policy.hpp"
 #include "pipeline/actor_system_setup.hpp"
+#include "policy/embedded_policy.hpp"
+#include "runtime/training_pipeline.hpp"
 
 namespace {
 
@@ -108,21 +103,15 @@ struct measurement {
 }  // namespace
 
 int main(int argc, char** argv) {
+  spdlog::set_level(spdlog::level::warn);  // a pipeline per run: its executors' joins are not news
   caf::actor_system_config cfg;
   configure_actor_system(cfg);
   caf::actor_system system{cfg};
 
   auto suite = load_embedded_suite(builtin_tasks_dir());
   const auto& tasks = suite.tasks;
-  std::vector<gpu_executor_actor> executors;
-  for (int i = 0; i < 8; ++i)
-    executors.push_back(spawn_null_executor(system));
-
-  episode_services services;
-  services.compiler = spawn_compiler(system, "python3");
-  services.scheduler = spawn_scheduler(system, executors, scheduler_options{false, {}});
-  services.reward = spawn_reward(system, default_train_config().reward());
-  services.monitor = spawn_monitor(system, "bench", 50);
+  // One compiler across the runs (its parsed programs cached); the rest is the runtime's, per run.
+  kept_services kept{spawn_compiler(system, "python3")};
 
   const int turns = 3;
   auto run = [&](int concurrency, int group_size, int iterations, const std::string& store = "", int browsers = 0) {
@@ -132,12 +121,11 @@ int main(int argc, char** argv) {
     config.set_turns(turns);
     config.set_max_concurrent_episodes(concurrency);
     EmbeddedPolicy policy = make_embedded_policy(suite.actions);
-    services.inference = spawn_embedded_inference(system, policy, suite.programs);
-    learner_options learning;
-    learning.settings = learner_settings_from(config);
-    learning.inference = services.inference;
-    learning.monitor = services.monitor;
-    auto learner = spawn_learner(system, policy, learning);
+    std::vector<gpu_executor_actor> executors;
+    for (int i = 0; i < 8; ++i)
+      executors.push_back(spawn_null_executor(system));
+    auto p = start_pipeline(system, config, std::move(executors), "python3", CPU, "", policy, suite,
+                            scheduler_options{false, {}}, false, kept);
     run_plan plan;
     plan.config = config;
     plan.tasks = tasks;
@@ -148,7 +136,7 @@ int main(int argc, char** argv) {
     std::vector<std::thread> browsing;
     if (browsers > 0) {
       view = std::make_unique<web::web_server>(store, web::web_options{},
-                                               [&] { return ask_view(system, services.monitor); });
+                                               [&] { return ask_view(system, p.services.monitor); });
       for (int b = 0; b < browsers; ++b)
         browsing.emplace_back([&, port = view->port()] { browse(port, browsing_done); });
     }
@@ -160,13 +148,11 @@ int main(int argc, char** argv) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
     });
-    auto controller = spawn_run_controller(system, plan, services, learner);
-    caf::scoped_actor self{system};
     auto start = clock_type::now();
-    bool ok = false;
-    self->request(controller, caf::infinite, run_atom::value)
-        .receive([&](const IterationMetrics&) { ok = true; },
-                 [&](const caf::error& e) { std::fprintf(stderr, "run failed: %s\n", system.render(e).c_str()); });
+    auto outcome = run_to_end(system, plan, p);
+    if (!outcome)
+      std::fprintf(stderr, "run failed: %s\n", system.render(outcome.error()).c_str());
+    const bool ok = static_cast<bool>(outcome);
     double seconds = std::chrono::duration<double>(clock_type::now() - start).count();
     done = true;
     sampler.join();
@@ -174,8 +160,6 @@ int main(int argc, char** argv) {
     for (auto& b : browsing)
       b.join();
     view.reset();
-    self->send_exit(learner, caf::exit_reason::user_shutdown);
-    self->send_exit(services.inference, caf::exit_reason::user_shutdown);
     long episodes = static_cast<long>(tasks.size()) * group_size * iterations;
     // Per turn: 5 request/response pairs (inference, compiler, scheduler, executor, reward)
     // and 4 monitor events; per episode: its spec and result, and the "done" event.
@@ -233,11 +217,6 @@ int main(int argc, char** argv) {
   }
   std::sort(ratios.begin(), ratios.end());
   std::printf("median ratio with 5 browsers: %.3fx (the issue's bound: at least 0.95x)\n", ratios[ratios.size() / 2]);
-  for (auto& e : executors)
-    anon_send_exit(e, caf::exit_reason::user_shutdown);
-  anon_send_exit(services.compiler, caf::exit_reason::user_shutdown);
-  anon_send_exit(services.scheduler, caf::exit_reason::user_shutdown);
-  anon_send_exit(services.reward, caf::exit_reason::user_shutdown);
-  anon_send_exit(services.monitor, caf::exit_reason::user_shutdown);
+  anon_send_exit(kept.compiler, caf::exit_reason::user_shutdown);
   return 0;
 }

@@ -22,7 +22,8 @@ EvalOptions run_eval_options(const TrainConfig& config) {
 training_pipeline start_pipeline(caf::actor_system& system, const TrainConfig& config,
                                  std::vector<gpu_executor_actor> executors, const std::string& python, Device device,
                                  const std::string& dir, const EmbeddedPolicy& policy, const embedded_suite& suite,
-                                 const scheduler_options& scheduling, bool evaluate_only) {
+                                 const scheduler_options& scheduling, bool evaluate_only,
+                                 const kept_services& kept) {
   training_pipeline p;
   p.executors = std::move(executors);
   auto& services = p.services;
@@ -30,7 +31,8 @@ training_pipeline start_pipeline(caf::actor_system& system, const TrainConfig& c
   bool llm = config.policy() == OPENAI;
   services.inference = llm ? spawn_openai_inference(system, config.openai(), policy.version())
                            : spawn_embedded_inference(system, policy, suite.programs);
-  services.compiler = spawn_compiler(system, python);
+  p.own_compiler = !kept.compiler;
+  services.compiler = kept.compiler ? kept.compiler : spawn_compiler(system, python);
   services.scheduler = spawn_scheduler(system, p.executors, scheduling);
   services.reward = spawn_reward(system, config.reward());
   services.monitor = spawn_monitor(system, dir);
@@ -75,13 +77,15 @@ training_pipeline start_pipeline(caf::actor_system& system, const TrainConfig& c
 
 namespace {
 void stop_pipeline(caf::scoped_actor& self, const training_pipeline& p) {
+  // The scheduler first: stopped after its executors, it would log each as lost.
+  self->send_exit(p.services.scheduler, caf::exit_reason::user_shutdown);
   for (const auto& e : p.executors)
     self->send_exit(e, caf::exit_reason::user_shutdown);
-  self->send_exit(p.services.compiler, caf::exit_reason::user_shutdown);
+  if (p.own_compiler)
+    self->send_exit(p.services.compiler, caf::exit_reason::user_shutdown);
   self->send_exit(p.learner, caf::exit_reason::user_shutdown);
   self->send_exit(p.services.monitor, caf::exit_reason::user_shutdown);
   self->send_exit(p.services.inference, caf::exit_reason::user_shutdown);
-  self->send_exit(p.services.scheduler, caf::exit_reason::user_shutdown);
   self->send_exit(p.services.reward, caf::exit_reason::user_shutdown);
 }
 }  // namespace
