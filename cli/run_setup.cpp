@@ -24,7 +24,7 @@ void declare_config_options(command_line& c) {
       .whole("turns", "T", "turns per episode (default 3)")
       .whole("seed", "N", "run seed (sampling, PRS draws; default 1)")
       .whole("executors", "N", "sandbox executors (default 2 on cpu, 1 on cuda; on cuda one GPU each:\n"
-                               "N > 1 takes GPUs 0..N-1)")
+                               "N > 1 takes the first N of CUDA_VISIBLE_DEVICES, unset: GPUs 0..N-1)")
       .choice<Advantage>("advantage", "advantage estimator (default trloo)")
       .number("learning-rate", "X", "embedded trainer's step size (default 2.0)")
       .flag("no-hacking-check", "ablation: hacking evidence no longer changes the verdict")

@@ -90,7 +90,8 @@ command_line serve_command_line() {
       .choice<Device>("device", "where candidates run (default cpu)")
       .env("KGYM_DEVICE")
       .whole("executors", "N", "executors in this process (default 2 on cpu, 1 on cuda; 0: workers only);\n"
-                               "on cuda one GPU each: N > 1 takes GPUs 0..N-1")
+                               "on cuda one GPU each: N > 1 takes the first N of CUDA_VISIBLE_DEVICES\n"
+                               "(unset: GPUs 0..N-1)")
       .text("gpus", "LIST|all", "on cuda, one executor per GPU: \"0,1,3\" or \"all\" (nvidia-smi counts them);\n"
                                 "replaces --executors")
       .text("tasks-dir", "DIR", "the suite that task_id refers to (default: the built-in tasks)")
@@ -209,7 +210,7 @@ int run_serve(const std::vector<std::string>& argv) {
   if (a.has("gpus") && device != CUDA)
     throw std::invalid_argument("--gpus places executors on GPUs: it needs --device cuda");
   const auto gpus = executor_gpus(device, static_cast<int>(a.whole("executors", device == CUDA ? 1 : 2)),
-                                  a.has("gpus") ? gpu_list(a.get("gpus")) : std::vector<int>{});
+                                  a.has("gpus") ? gpu_list(a.get("gpus")) : std::vector<int>{}, visible_gpus());
   if (device == CUDA)
     reserve_timing_cores(gpus);
   for (int gpu : gpus) {

@@ -63,7 +63,7 @@ training_pipeline start_pipeline(caf::actor_system& system, const TrainConfig& c
                                  const std::string& dir, const EmbeddedPolicy& policy, const embedded_suite& suite,
                                  const scheduler_options& scheduling, bool evaluate_only) {
   std::vector<gpu_executor_actor> executors;
-  const auto gpus = executor_gpus(exec.launch.device, config.executors(), {});
+  const auto gpus = executor_gpus(exec.launch.device, config.executors(), {}, visible_gpus());
   if (exec.launch.device == CUDA)
     reserve_timing_cores(gpus);
   for (int gpu : gpus) {

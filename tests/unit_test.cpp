@@ -694,6 +694,10 @@ TEST(GpuAssignment, OneExecutorPerGpuNeverTwoOnOne) {
   EXPECT_EQ(executor_gpus(CUDA, 0, {}), (std::vector<int>{}));  // workers only
   EXPECT_EQ(executor_gpus(CUDA, 1, {2, 5}), (std::vector<int>{2, 5}));  // --gpus replaces --executors
   EXPECT_EQ(executor_gpus(CPU, 2, {}), (std::vector<int>{-1, -1}));
+  EXPECT_EQ(executor_gpus(CUDA, 2, {}, "4,6,7"), (std::vector<int>{4, 6}));  // the caller's choice kept
+  EXPECT_EQ(executor_gpus(CUDA, 1, {}, "4,6,7"), (std::vector<int>{-1}));   // inherited as it is
+  EXPECT_THROW(executor_gpus(CUDA, 3, {}, "4,6"), std::invalid_argument);
+  EXPECT_THROW(executor_gpus(CUDA, 2, {}, "GPU-5f98,GPU-9740"), std::invalid_argument);
   EXPECT_EQ(gpu_list("0,1,3"), (std::vector<int>{0, 1, 3}));
   EXPECT_EQ(gpu_list("7"), (std::vector<int>{7}));
   for (const char* bad : {"", "0,,1", "a", "1x", "-1", "0,0"})

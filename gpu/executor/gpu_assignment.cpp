@@ -1,6 +1,8 @@
 #include "gpu/executor/gpu_assignment.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -51,12 +53,31 @@ std::vector<int> gpu_list(const std::string& spec) {
   return gpus;
 }
 
-std::vector<int> executor_gpus(Device device, int count, const std::vector<int>& listed) {
+std::string visible_gpus() {
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  return visible ? visible : "";
+}
+
+std::vector<int> executor_gpus(Device device, int count, const std::vector<int>& listed, const std::string& visible) {
   if (device == CUDA && !listed.empty())
     return listed;
+  if (device != CUDA || count <= 1)
+    return std::vector<int>(static_cast<size_t>(std::max(count, 0)), -1);
   std::vector<int> gpus;
-  for (int i = 0; i < count; ++i)
-    gpus.push_back(device == CUDA && count > 1 ? i : -1);
+  if (visible.empty()) {
+    for (int i = 0; i < count; ++i)
+      gpus.push_back(i);
+    return gpus;
+  }
+  try {
+    gpus = gpu_list(visible);
+  } catch (const std::invalid_argument&) {
+    throw std::invalid_argument("CUDA_VISIBLE_DEVICES=" + visible + " does not name GPUs by index: say which with --gpus");
+  }
+  if (static_cast<int>(gpus.size()) < count)
+    throw std::invalid_argument(std::to_string(count) + " executors, one a GPU, but CUDA_VISIBLE_DEVICES=" + visible +
+                                " names " + std::to_string(gpus.size()));
+  gpus.resize(static_cast<size_t>(count));
   return gpus;
 }
 

@@ -17,8 +17,14 @@ std::vector<int> gpu_list(const std::string& spec);
 
 // The GPU of each executor (sandbox_launch::gpu; -1: the GPU the process inherits):
 // `listed` when given (--gpus), else `count` executors: on the CPU all -1, on CUDA one -1
-// for a single executor (CUDA_VISIBLE_DEVICES as the caller set it) and GPUs 0..count-1
-// for more.
-std::vector<int> executor_gpus(Device device, int count, const std::vector<int>& listed);
+// for a single executor (CUDA_VISIBLE_DEVICES as the caller set it) and, for more, the first
+// `count` GPUs of `visible` (the caller's CUDA_VISIBLE_DEVICES, "" when unset: GPUs
+// 0..count-1). Throws std::invalid_argument where `visible` names fewer GPUs or names them
+// otherwise than by index (then --gpus says which).
+std::vector<int> executor_gpus(Device device, int count, const std::vector<int>& listed,
+                               const std::string& visible = "");
+
+// This process's CUDA_VISIBLE_DEVICES ("" when unset).
+std::string visible_gpus();
 
 }  // namespace kgym
