@@ -7,7 +7,7 @@
 
 #include "pipeline/bounded_cache.hpp"
 #include "pipeline/content_hash.hpp"
-#include "pipeline/python_syntax.hpp"
+#include "compiler/python_syntax.hpp"
 #include "policy/prompt.hpp"
 
 namespace kgym {

@@ -19,7 +19,7 @@ using compiler_actor = caf::typed_actor<caf::replies_to<CompileRequest>::with<Co
 CompileResult static_checks(const CompileRequest& request);
 
 // Spawned detached: the parser runs in a child Python process of its own, one for every program
-// (pipeline/python_syntax.hpp).
+// (compiler/python_syntax.hpp).
 compiler_actor spawn_compiler(caf::actor_system& system, std::string python);
 
 }  // namespace kgym

@@ -30,7 +30,7 @@
 #include "pipeline/content_hash.hpp"
 #include "gpu/profiler/request_windows.hpp"
 #include "cli/command_line.hpp"
-#include "pipeline/python_syntax.hpp"
+#include "compiler/python_syntax.hpp"
 #include "gpu/executor/eval_defaults.hpp"
 #include "gpu/executor/gpu_assignment.hpp"
 #include "gpu/executor/sandbox_process.hpp"

@@ -1,4 +1,4 @@
-#include "pipeline/python_syntax.hpp"
+#include "compiler/python_syntax.hpp"
 
 #include <signal.h>
 #include <spawn.h>
