@@ -3,6 +3,7 @@ import ctypes
 import math
 import os
 import sys
+import threading
 import time
 import unittest
 
@@ -588,6 +589,53 @@ class PidNamespaces(unittest.TestCase):
         # (In the zygote's namespace the first child could still nest one: every untrusted
         # process takes its own, own_tasks_namespace, before its code runs.)
         self.assertEqual(said.decode(), f"0,True,;3,False,tasks_by_userns={isolation.CANDIDATE_MAX_TASKS};")
+
+
+    def test_a_candidates_tasks_leave_kgym_its_reserve(self):
+        """Exact: the cap is 512 unless kgym's uid's RLIMIT_NPROC would keep fewer than 256 for
+        kgym's own next forks, and never below 32."""
+        import resource
+        from kgym_sandbox import isolation
+        cap = isolation.candidate_task_cap
+        self.assertEqual(cap(resource.RLIM_INFINITY, 10_000), 512)
+        self.assertEqual(cap(100_000, 400), 512)
+        self.assertEqual(cap(1024, 400), 368)          # 1024 - 400 - 256
+        self.assertEqual(cap(1024, 400, reserve=0), 512)
+        self.assertEqual(cap(600, 400), 32)            # no room: the floor
+        self.assertGreaterEqual(isolation.uid_tasks(os.getuid()), threading.active_count())
+
+    @unittest.skipUnless(os.geteuid() == 0, "drops to an unprivileged uid first")
+    def test_unprivileged_a_low_user_limit_lowers_the_candidates_cap(self):
+        """Unprivileged under a uid limit of 700 tasks, the zygote holds its next candidate to
+        what leaves kgym 256 of them (measured: the uid's tasks then), and the candidate's own
+        namespace says so and is limited so."""
+        import resource
+        from kgym_sandbox import isolation
+        said_r, said_w = os.pipe()
+        zygote = os.fork()
+        if zygote == 0:
+            try:
+                os.setgid(65534)
+                os.setuid(65534)
+                ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE, as after an exec
+                isolation.own_user_namespace()
+                resource.setrlimit(resource.RLIMIT_NPROC, (700, 700))
+                cap, used = isolation.hold_next_candidate_tasks(), isolation.uid_tasks(os.getuid())
+                child = os.fork()
+                if child == 0:
+                    granted = []
+                    isolation.own_tasks_namespace(granted)
+                    os.write(said_w, f"{cap} {used} {','.join(granted)} {isolation.tasks_limit(granted)}".encode())
+                    os._exit(0)
+                os.waitpid(child, 0)
+            finally:
+                os._exit(0)
+        os.close(said_w)
+        os.waitpid(zygote, 0)
+        cap, used, granted, limit = os.read(said_r, 200).decode().split()
+        self.assertEqual(int(cap), max(32, min(512, 700 - int(used) - 256)))
+        self.assertLess(int(cap), 512)
+        self.assertEqual((granted, int(limit)), (f"tasks_by_userns={cap}", int(cap)))
 
 
 class PairCleanup(unittest.TestCase):

@@ -91,6 +91,48 @@ NESTED_USER_NAMESPACES = 64
 # pids cgroup (root), RLIMIT_NPROC in a user namespace of its own (unprivileged), or the
 # executor's count of its pid namespace each tick (neither granted).
 CANDIDATE_MAX_TASKS = 512
+# Unprivileged, a candidate's tasks also count against kgym's own uid's RLIMIT_NPROC (Linux
+# charges a nested user namespace's tasks to every namespace above it): the zygote's next
+# forks and their threads need this much of it left.
+KGYM_TASK_RESERVE = 256
+MIN_CANDIDATE_TASKS = 32
+candidate_tasks = CANDIDATE_MAX_TASKS  # what the next untrusted process is held to (candidate_task_cap)
+
+
+def candidate_task_cap(soft_limit: int, kgym_tasks: int, reserve: int = KGYM_TASK_RESERVE) -> int:
+    """The tasks an untrusted process may hold where they count against kgym's uid too:
+    CANDIDATE_MAX_TASKS, less where the uid's RLIMIT_NPROC (`soft_limit`, with `kgym_tasks`
+    of it in use) would leave kgym fewer than `reserve`; never below MIN_CANDIDATE_TASKS."""
+    if soft_limit == resource.RLIM_INFINITY:
+        return CANDIDATE_MAX_TASKS
+    return max(MIN_CANDIDATE_TASKS, min(CANDIDATE_MAX_TASKS, soft_limit - kgym_tasks - reserve))
+
+
+def uid_tasks(uid: int) -> int:
+    """Tasks (processes and their threads) of real uid `uid` that this process can see, as
+    RLIMIT_NPROC counts them."""
+    count = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as f:
+                fields = dict(line.split(":", 1) for line in f if ":" in line)
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields.get("Uid", "-1").split()[0]) == uid:
+            count += int(fields.get("Threads", "1"))
+    return count
+
+
+def hold_next_candidate_tasks() -> int:
+    """In an unprivileged zygote, before it forks an evaluation's processes: sets what the
+    next untrusted process is held to from the uid's RLIMIT_NPROC and what kgym uses of it now
+    (as root a pids cgroup or another uid holds it; nothing changes). Returns it."""
+    global candidate_tasks
+    if _zygote_userns:
+        candidate_tasks = candidate_task_cap(resource.getrlimit(resource.RLIMIT_NPROC)[0], uid_tasks(os.getuid()))
+    return candidate_tasks
 
 
 def own_tasks_namespace(granted: list) -> None:
@@ -108,7 +150,7 @@ def own_tasks_namespace(granted: list) -> None:
     if not _write(MAX_USER_NAMESPACES, "0"):
         raise OSError("the candidate's user namespace could not be closed to nested ones")
     release = tuple(int(x) for x in os.uname().release.split("-")[0].split(".")[:2])
-    granted.append("own_userns" if release < (5, 14) else f"tasks_by_userns={CANDIDATE_MAX_TASKS}")
+    granted.append("own_userns" if release < (5, 14) else f"tasks_by_userns={candidate_tasks}")
 
 
 def seen_from_host(path: str) -> str:
@@ -528,9 +570,9 @@ def lower_priority() -> list:
 
 
 def tasks_limit(granted: list) -> int:
-    """RLIMIT_NPROC for an untrusted process: CANDIDATE_MAX_TASKS where it counts the process's
+    """RLIMIT_NPROC for an untrusted process: `candidate_tasks` where it counts the process's
     own tasks (own_tasks_namespace), else 1024 (it counts every process of the uid)."""
-    return CANDIDATE_MAX_TASKS if any(g.startswith("tasks_by_userns=") for g in granted) else 1024
+    return candidate_tasks if any(g.startswith("tasks_by_userns=") for g in granted) else 1024
 
 
 def evaluation_limits(device: str, memory_limit_mb: int, granted: list = ()) -> dict:

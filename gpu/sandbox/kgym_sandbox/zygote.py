@@ -113,6 +113,7 @@ class Pair:
         for path in (judge_dir, candidate_dir, reference_dir):
             os.makedirs(path, exist_ok=True)
         self.candidate_dir = candidate_dir
+        self.candidate_tasks = isolation.candidate_tasks  # what its candidate is held to (hold_next_candidate_tasks)
         started = time.perf_counter()
         self.private_disk = isolation.mount_private_disk(candidate_dir, PREPARE_DISK_MB)
         self.seconds = {"pair_private_disk": time.perf_counter() - started}  # harness_seconds, via the judge
@@ -654,7 +655,7 @@ def begin(pair: Pair, evaluation: dict, exiting_pids: set = frozenset()):
               "tasks_limit": isolation.CANDIDATE_MAX_TASKS if pair.tasks_cgroup is not None else 0,
               # no pids cgroup: the executor counts the candidate's pid namespace instead (a backstop
               # where RLIMIT_NPROC holds it in a user namespace of its own: isolation.own_tasks_namespace)
-              "polled_tasks_limit": isolation.CANDIDATE_MAX_TASKS if pair.tasks_cgroup is None else 0,
+              "polled_tasks_limit": pair.candidate_tasks if pair.tasks_cgroup is None else 0,
               # before its code exists: held to the timing core it shares with the reference runner
               "cpuset": pair.hold_to_core(timing_cores().get("candidate"))}
     pair.seconds["begin_limits"] = time.perf_counter() - started
@@ -762,6 +763,7 @@ def main() -> None:
         uid = next(uid for uid in isolation.CANDIDATE_UIDS if uid not in taken)
         for attempt in range(1, attempts + 1):
             try:
+                isolation.hold_next_candidate_tasks()  # unprivileged: within what kgym's uid has left
                 return Pair(workdir, args.device, recorder, lock_fd, out_fd, bindings, uid, cgroup_parents,
                             pid_namespaces)
             except OSError as exc:
