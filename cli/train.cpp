@@ -8,12 +8,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <optional>
 
 #include "actors/inference.hpp"
-#include "actors/scheduler.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_setup.hpp"
 #include "cli/sandbox_options.hpp"
@@ -21,11 +19,9 @@
 #include "messages/enum_names.hpp"
 #include "messages/json.hpp"
 #include "pipeline/embedded_programs.hpp"
-#include "pipeline/episode_store.hpp"
 #include "pipeline/progress_log.hpp"
 #include "pipeline/run_dir.hpp"
 #include "pipeline/train_config.hpp"
-#include "policy/embedded_policy.hpp"
 #include "pipeline/actor_system_setup.hpp"
 #include "runtime/run_resume.hpp"
 
