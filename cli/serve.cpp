@@ -239,7 +239,13 @@ int run_serve(const std::vector<std::string>& argv) {
                  credentials.enabled() ? " (TLS, certificates of the cluster's CA on both ends)" : "");
   }
 
-  spdlog::info("kgym serve: {} executors on {}, {} tasks, listening on {}{}", n_executors, lower_name(device), suite.size(), bound,
+  std::string on = lower_name(device);
+  if (device == CUDA && !gpus.empty() && gpus.front() >= 0) {  // one GPU each (gpu_assignment)
+    on += " GPUs";
+    for (size_t i = 0; i < gpus.size(); ++i)
+      on += (i ? "," : " ") + std::to_string(gpus[i]);
+  }
+  spdlog::info("kgym serve: {} executors on {}, {} tasks, listening on {}{}", n_executors, on, suite.size(), bound,
                secret.empty() ? "" : " (secret required)");
   stop_on_signals();
 
