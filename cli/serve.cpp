@@ -212,9 +212,10 @@ int run_serve(const std::vector<std::string>& argv) {
   const auto gpus = executor_gpus(device, static_cast<int>(a.whole("executors", device == CUDA ? 1 : 2)),
                                   a.has("gpus") ? gpu_list(a.get("gpus")) : std::vector<int>{}, visible_gpus());
   if (device == CUDA)
-    reserve_timing_cores(gpus);
-  for (int gpu : gpus) {
-    exec.launch.gpu = gpu;
+    reserve_timing_cores(gpus.size());
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    exec.launch.gpu = gpus[i];
+    exec.launch.timing_slot = static_cast<int>(i);
     executors.push_back(spawn_gpu_executor(system, exec));
   }
   const int n_executors = static_cast<int>(gpus.size());

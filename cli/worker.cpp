@@ -101,10 +101,11 @@ int run_worker(const std::vector<std::string>& argv) {
   } else if (a.has("gpus")) {
     executor_options exec = sandbox_options(a, CUDA);
     const auto gpus = gpu_list(a.get("gpus"));
-    reserve_timing_cores(gpus);
-    for (int gpu : gpus) {
-      exec.launch.gpu = gpu;
-      executors.emplace_back(name + "#gpu" + std::to_string(gpu), spawn_gpu_executor(system, exec));
+    reserve_timing_cores(gpus.size());
+    for (size_t i = 0; i < gpus.size(); ++i) {
+      exec.launch.gpu = gpus[i];
+      exec.launch.timing_slot = static_cast<int>(i);
+      executors.emplace_back(name + "#gpu" + std::to_string(gpus[i]), spawn_gpu_executor(system, exec));
     }
   } else {
     executor_options exec = sandbox_options(a, CPU);

@@ -716,6 +716,12 @@ TEST(TimingCores, FromTheEndOfTheAllowedCoresPerGpuTheRunnersOnOne) {
   EXPECT_EQ(timing_cores_for(sixteen, 7, ""), "");  // GPU 7 would leave none
   EXPECT_EQ(timing_cores_for(sixteen, 0, "3,4,5"), "3,4,5");
   EXPECT_EQ(timing_cores_for(sixteen, 0, "none"), "");
+  sandbox_launch second_of_6_and_7;  // kgym serve --gpus 6,7: by place, GPU 7 still gets cores
+  second_of_6_and_7.gpu = 7;
+  second_of_6_and_7.timing_slot = 1;
+  EXPECT_EQ(timing_cores_for(sixteen, timing_slot_of(second_of_6_and_7), ""), "12,13,13");
+  second_of_6_and_7.timing_slot = -1;  // no place given: by its index
+  EXPECT_EQ(timing_cores_for(sixteen, timing_slot_of(second_of_6_and_7), ""), "");
   EXPECT_EQ(cores_besides({0, 1, 2, 3, 4}, {3, 4, 4}), (std::vector<int>{0, 1, 2}));
   EXPECT_EQ(cores_besides({2, 5, 7}, {}), (std::vector<int>{2, 5, 7}));
   EXPECT_EQ(cores_besides({2, 5}, {5, 2, 9}), (std::vector<int>{}));

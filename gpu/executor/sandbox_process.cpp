@@ -104,12 +104,12 @@ constexpr size_t max_frame_bytes = 64u << 20;
 
 }  // namespace
 
-void reserve_timing_cores(const std::vector<int>& gpus) {
+void reserve_timing_cores(size_t executors) {
   const char* given = std::getenv("KGYM_TIMING_CORES");
-  if (gpus.size() < 2 || (given && *given))
+  if (executors < 2 || (given && *given))
     return;
-  for (int gpu : gpus)
-    keep_threads_off(cores_named(timing_cores_for(process_cores(), gpu, "")));
+  for (size_t slot = 0; slot < executors; ++slot)
+    keep_threads_off(cores_named(timing_cores_for(process_cores(), static_cast<int>(slot), "")));
 }
 
 sandbox_process::sandbox_process(sandbox_launch launch) : launch_(std::move(launch)) {}
@@ -150,7 +150,7 @@ std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready*
     std::string requested = launch_.timing_cores;
     if (const char* given = std::getenv("KGYM_TIMING_CORES"); requested.empty() && given)
       requested = given;
-    cores = timing_cores_for(process_cores(), launch_.gpu, requested);
+    cores = timing_cores_for(process_cores(), timing_slot_of(launch_), requested);
     keep_threads_off(cores_named(cores));
   }
   std::string pythonpath = "PYTHONPATH=" + launch_.sandbox_dir;

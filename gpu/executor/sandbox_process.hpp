@@ -21,6 +21,9 @@ struct sandbox_launch {
   std::string trace_library;  // gpu/trace's library (CPU only: phase calls, no kernels; empty: none)
   std::string checks_library;  // gpu/checks' output checks for the judge (CUDA only; empty: PyTorch's operators)
   int gpu = -1;               // CUDA only: the one GPU this sandbox sees (-1: as inherited)
+  // CUDA only: this executor's place among the process's GPU executors, which picks its timing
+  // cores (timing_cores_for); -1: by `gpu`. By place, GPUs 6 and 7 of a 16-core host get cores.
+  int timing_slot = -1;
   // CUDA only: "J,C,R", a core each for the judge, the candidate's process and the reference
   // runner (a launch-bound model's time follows its launching thread's core, and a candidate
   // must not share a core with the reference); "" picks them from the end of the allowed
@@ -43,19 +46,24 @@ struct sandbox_launch {
 bool sandbox_environment_passes(const std::string& name, const std::string& extra);
 
 // The cores KGYM_TIMING_CORES names for a sandbox, "JUDGE,CANDIDATE,REFERENCE" ("" for none):
-// `requested` as given ("none" -> ""), or, when empty, the last two of `allowed` for GPU 0,
-// the two before them for GPU 1, ..., while at least two other cores remain: the judge on
+// `requested` as given ("none" -> ""), or, when empty, the last two of `allowed` for slot 0,
+// the two before them for slot 1, ... (`gpu`: the executor's timing slot), while at least two other cores remain: the judge on
 // the first, the candidate's process and the reference runner on the second. They never
 // run at once, and a launch-bound model's time is its core's (on an H100's virtual machine
 // cores differed by up to 55% in launches per second), so both sides share one.
 std::string timing_cores_for(const std::vector<int>& allowed, int gpu, const std::string& requested);
 
+// Which pair of timing cores `launch` takes: its timing_slot, or where none is given its gpu.
+inline int timing_slot_of(const sandbox_launch& launch) {
+  return launch.timing_slot >= 0 ? launch.timing_slot : launch.gpu;
+}
+
 // Keeps this process's threads, and every process they start later (zygotes included), off
-// the timing cores of each of `gpus` (CUDA executors' sandbox_launch::gpu) before any of
-// their sandboxes starts. Each sandbox also does so for its own at its start, but a zygote
-// started before another GPU's sandbox would then run its next evaluations' warm-ups on that
-// GPU's timing cores. Nothing for fewer than two GPUs or with $KGYM_TIMING_CORES set.
-void reserve_timing_cores(const std::vector<int>& gpus);
+// the timing cores of each of its `executors` CUDA executors (timing slots 0..executors-1)
+// before any of their sandboxes starts. Each sandbox also does so for its own at its start,
+// but a zygote started before another GPU's sandbox would then run its next evaluations'
+// warm-ups on that GPU's timing cores. Nothing for fewer than two or with $KGYM_TIMING_CORES set.
+void reserve_timing_cores(size_t executors);
 
 // `allowed` without `taken`, in order: where kgym's own threads run once timing cores are taken.
 std::vector<int> cores_besides(const std::vector<int>& allowed, const std::vector<int>& taken);
