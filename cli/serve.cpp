@@ -211,13 +211,8 @@ int run_serve(const std::vector<std::string>& argv) {
     throw std::invalid_argument("--gpus places executors on GPUs: it needs --device cuda");
   const auto gpus = executor_gpus(device, static_cast<int>(a.whole("executors", device == CUDA ? 1 : 2)),
                                   a.has("gpus") ? gpu_list(a.get("gpus")) : std::vector<int>{}, visible_gpus());
-  if (device == CUDA)
-    reserve_timing_cores(gpus.size());
-  for (size_t i = 0; i < gpus.size(); ++i) {
-    exec.launch.gpu = gpus[i];
-    exec.launch.timing_slot = static_cast<int>(i);
-    executors.push_back(spawn_gpu_executor(system, exec));
-  }
+  for (const auto& on_gpu : executors_on_gpus(exec, gpus))
+    executors.push_back(spawn_gpu_executor(system, on_gpu));
   const int n_executors = static_cast<int>(gpus.size());
   auto scheduler = spawn_scheduler(system, executors, scheduler_options{a.has("eval-cache"), {}});
   if (a.has("listen")) {

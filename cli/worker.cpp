@@ -9,7 +9,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
-#include <sstream>
 #include <thread>
 
 #include "actors/gpu_executor.hpp"
@@ -100,13 +99,8 @@ int run_worker(const std::vector<std::string>& argv) {
       executors.emplace_back(name + "#null" + std::to_string(i), spawn_null_executor(system));
   } else if (a.has("gpus")) {
     executor_options exec = sandbox_options(a, CUDA);
-    const auto gpus = gpu_list(a.get("gpus"));
-    reserve_timing_cores(gpus.size());
-    for (size_t i = 0; i < gpus.size(); ++i) {
-      exec.launch.gpu = gpus[i];
-      exec.launch.timing_slot = static_cast<int>(i);
-      executors.emplace_back(name + "#gpu" + std::to_string(gpus[i]), spawn_gpu_executor(system, exec));
-    }
+    for (const auto& on_gpu : executors_on_gpus(exec, gpu_list(a.get("gpus"))))
+      executors.emplace_back(name + "#gpu" + std::to_string(on_gpu.launch.gpu), spawn_gpu_executor(system, on_gpu));
   } else {
     executor_options exec = sandbox_options(a, CPU);
     int slots = static_cast<int>(a.whole("cpu-slots", 1));

@@ -63,15 +63,9 @@ training_pipeline start_pipeline(caf::actor_system& system, const TrainConfig& c
                                  const std::string& dir, const EmbeddedPolicy& policy, const embedded_suite& suite,
                                  const scheduler_options& scheduling, bool evaluate_only) {
   std::vector<gpu_executor_actor> executors;
-  const auto gpus = executor_gpus(exec.launch.device, config.executors(), {}, visible_gpus());
-  if (exec.launch.device == CUDA)
-    reserve_timing_cores(gpus.size());
-  for (size_t i = 0; i < gpus.size(); ++i) {
-    executor_options on_gpu = exec;
-    on_gpu.launch.gpu = gpus[i];
-    on_gpu.launch.timing_slot = static_cast<int>(i);
+  for (const auto& on_gpu :
+       executors_on_gpus(exec, executor_gpus(exec.launch.device, config.executors(), {}, visible_gpus())))
     executors.push_back(spawn_gpu_executor(system, on_gpu));
-  }
   return start_pipeline(system, config, std::move(executors), exec.launch.python, exec.launch.device, dir, policy,
                         suite, scheduling, evaluate_only);
 }

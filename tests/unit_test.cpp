@@ -698,6 +698,14 @@ TEST(GpuAssignment, OneExecutorPerGpuNeverTwoOnOne) {
   EXPECT_EQ(executor_gpus(CUDA, 1, {}, "4,6,7"), (std::vector<int>{-1}));   // inherited as it is
   EXPECT_THROW(executor_gpus(CUDA, 3, {}, "4,6"), std::invalid_argument);
   EXPECT_THROW(executor_gpus(CUDA, 2, {}, "GPU-5f98,GPU-9740"), std::invalid_argument);
+  executor_options exec;
+  exec.launch.device = CUDA;
+  exec.launch.python = "python3.x";
+  const auto each = executors_on_gpus(exec, {6, 7});  // each with its GPU and its place
+  ASSERT_EQ(each.size(), 2u);
+  EXPECT_EQ(std::make_pair(each[0].launch.gpu, each[0].launch.timing_slot), std::make_pair(6, 0));
+  EXPECT_EQ(std::make_pair(each[1].launch.gpu, each[1].launch.timing_slot), std::make_pair(7, 1));
+  EXPECT_EQ(each[1].launch.python, "python3.x");
   EXPECT_EQ(gpu_list("0,1,3"), (std::vector<int>{0, 1, 3}));
   EXPECT_EQ(gpu_list("7"), (std::vector<int>{7}));
   for (const char* bad : {"", "0,,1", "a", "1x", "-1", "0,0"})

@@ -81,4 +81,16 @@ std::vector<int> executor_gpus(Device device, int count, const std::vector<int>&
   return gpus;
 }
 
+std::vector<executor_options> executors_on_gpus(const executor_options& exec, const std::vector<int>& gpus) {
+  if (exec.launch.device == CUDA)
+    reserve_timing_cores(gpus.size());
+  std::vector<executor_options> each;
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    each.push_back(exec);
+    each.back().launch.gpu = gpus[i];
+    each.back().launch.timing_slot = static_cast<int>(i);
+  }
+  return each;
+}
+
 }  // namespace kgym

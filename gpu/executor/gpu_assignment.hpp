@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "gpu/executor/sandbox_process.hpp"  // reserve_timing_cores, for the executors of a GPU list
+#include "gpu/executor/sandbox_evaluator.hpp"
 #include "messages/kgym.pb.h"
 
 namespace kgym {
@@ -26,5 +26,10 @@ std::vector<int> executor_gpus(Device device, int count, const std::vector<int>&
 
 // This process's CUDA_VISIBLE_DEVICES ("" when unset).
 std::string visible_gpus();
+
+// `exec` once for each of `gpus` (executor_gpus, gpu_list), each with its gpu and its place
+// among them (sandbox_launch::timing_slot, which picks its timing cores). On CUDA this process's
+// threads first keep off every one's timing cores (reserve_timing_cores), before any starts.
+std::vector<executor_options> executors_on_gpus(const executor_options& exec, const std::vector<int>& gpus);
 
 }  // namespace kgym

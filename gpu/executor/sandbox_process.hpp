@@ -46,9 +46,9 @@ struct sandbox_launch {
 bool sandbox_environment_passes(const std::string& name, const std::string& extra);
 
 // The cores KGYM_TIMING_CORES names for a sandbox, "JUDGE,CANDIDATE,REFERENCE" ("" for none):
-// `requested` as given ("none" -> ""), or, when empty, the last two of `allowed` for slot 0,
-// the two before them for slot 1, ... (`gpu`: the executor's timing slot), while at least two other cores remain: the judge on
-// the first, the candidate's process and the reference runner on the second. They never
+// `requested` as given ("none" -> ""), or, when empty, the last two of `allowed` for slot 0
+// (`gpu`: the executor's timing slot), the two before them for slot 1, ..., while at least two
+// other cores remain: the judge on the first, the candidate's process and the reference runner on the second. They never
 // run at once, and a launch-bound model's time is its core's (on an H100's virtual machine
 // cores differed by up to 55% in launches per second), so both sides share one.
 std::string timing_cores_for(const std::vector<int>& allowed, int gpu, const std::string& requested);
