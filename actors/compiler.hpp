@@ -18,8 +18,8 @@ using compiler_actor = caf::typed_actor<caf::replies_to<CompileRequest>::with<Co
 // Pure part: the checks that need no Python. Fills source, source_hash, and error if any.
 CompileResult static_checks(const CompileRequest& request);
 
-// Spawned detached: the parser runs in a child Python process of its own, one for every program
-// (compiler/python_syntax.hpp).
+// Spawned detached: the parser is one long-lived child Python process of this actor's, which
+// parses every program it is sent (compiler/python_syntax.hpp).
 compiler_actor spawn_compiler(caf::actor_system& system, std::string python);
 
 }  // namespace kgym
