@@ -1,7 +1,7 @@
 """Whether the identity answer's error lies in the GPU's work or around it: for each evaluation
 whose CUPTI traces were kept (`KGYM_TRACE_ARCHIVE=DIR kgym check --device cuda --json ...`: the
 candidate's <id>.jsonl and the reference runner's <id>.reference.jsonl), the GPU time each side's
-kernels took per timed batch (phase "batch" to "idle" on its trace: kernels, copies and memsets
+kernels took per timed batch (phase TRACE_BATCH to TRACE_IDLE on its trace: kernels, copies and memsets
 merged where they overlap), the ratio of the two sides' interquartile means beside the speedup the
 judge's clock gave. If the kernel ratio moves with the speedup from evaluation to evaluation, the
 bias is in the GPU's execution (where each process's memory lies, what its libraries chose); if
@@ -17,6 +17,9 @@ import json
 import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpu", "sandbox"))
+from kgym_sandbox.frames import kgym_pb2  # noqa: E402  the trace's phases are the schema's
 
 
 def records(path: str) -> list:
@@ -45,14 +48,14 @@ def busy_ns(spans: list) -> int:
 
 
 def batch_busy(path: str, span: bool = False) -> list:
-    """GPU busy time (ns) in each "batch" window of a trace; with `span`, from its first
+    """GPU busy time (ns) in each batch window (TRACE_BATCH to the next call) of a trace; with `span`, from its first
     kernel's start to its last one's end (the gaps between kernels counted: a launch-bound
     side pays them)."""
     recs = records(path)
     windows, opened = [], None
     for r in recs:
         if "phase" in r:
-            if r["phase"] == "batch":
+            if r["phase"].get("kind") == kgym_pb2.TRACE_BATCH:
                 opened = r["at_ns"]
             elif opened is not None:
                 windows.append((opened, r["at_ns"]))

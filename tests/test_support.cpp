@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "messages/trace_phase.hpp"
 #include "pipeline/file_io.hpp"
 #include "pipeline/paths.hpp"
 #include "pipeline/task_loader.hpp"
@@ -71,6 +72,29 @@ bool process_with_argument(const std::string& needle) {
   }
   ::closedir(dir);
   return found;
+}
+
+std::vector<PhaseCall> phase_calls_named(const std::vector<std::string>& names) {
+  std::vector<PhaseCall> calls;
+  for (const auto& name : names) {
+    const auto colon = name.find(':');
+    const auto kind = enum_named<TracePhase>("trace_" + name.substr(0, colon));
+    calls.push_back(phase_call(kind.value_or(TRACE_PHASE_UNSPECIFIED),
+                               colon == std::string::npos ? 0 : std::stoi(name.substr(colon + 1))));
+  }
+  return calls;
+}
+
+std::vector<std::string> phase_names(const std::vector<PhaseCall>& calls) {
+  std::vector<std::string> names;
+  for (const auto& call : calls)
+    names.push_back(trace_phase_name(call));
+  return names;
+}
+
+std::string phase_json(const std::string& name) {
+  const PhaseCall call = phase_calls_named({name}).front();
+  return "{\"kind\":\"" + TracePhase_Name(call.kind()) + "\",\"rep\":" + std::to_string(call.rep()) + "}";
 }
 
 }  // namespace kgym::test

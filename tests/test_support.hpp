@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "messages/kgym.pb.h"
 
@@ -20,5 +21,11 @@ std::string python();
 // A request for `candidate_source` against a built-in task, with the suite's short limits.
 ExecRequest request_for(const std::string& task_id, const std::string& candidate_id,
                         const std::string& candidate_source);
+
+// Trace phase calls by the names the executor gives them ("batch", "timed:0"; see
+// messages/trace_phase.hpp), and back; a phase call in the trace's JSON, by its name.
+std::vector<PhaseCall> phase_calls_named(const std::vector<std::string>& names);
+std::vector<std::string> phase_names(const std::vector<PhaseCall>& calls);
+std::string phase_json(const std::string& name);
 
 }  // namespace kgym::test

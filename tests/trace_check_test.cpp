@@ -6,6 +6,7 @@
 #include "gpu/trace/trace_mac.hpp"
 #include "gpu/profiler/request_windows.hpp"
 #include "gpu/profiler/trace_check.hpp"
+#include "messages/trace_phase.hpp"
 #include "tests/test_support.hpp"
 
 namespace kgym::test {
@@ -26,11 +27,11 @@ std::string signed_line(const std::string& record, const std::string& with = key
 
 std::string kernel_record(int seq, const std::string& phase, bool generated) {
   return "{\"seq\":" + std::to_string(seq) + ",\"kernel\":{\"name\":\"k\",\"start_ns\":\"100\",\"end_ns\":\"300\"," +
-         "\"generated\":" + (generated ? "true" : "false") + ",\"phase\":\"" + phase + "\"}}";
+         "\"generated\":" + (generated ? "true" : "false") + ",\"phase\":" + phase_json(phase) + "}}";
 }
 
 std::string phase_record(int seq, const std::string& phase) {
-  return "{\"seq\":" + std::to_string(seq) + ",\"phase\":\"" + phase + "\"}";
+  return "{\"seq\":" + std::to_string(seq) + ",\"phase\":" + phase_json(phase) + "}";
 }
 
 std::string end_record(int seq) {
@@ -63,7 +64,7 @@ TEST(TraceCheck, TakesAnHonestTraceWhole) {
   ASSERT_EQ(trace.kernels.size(), 1u);
   EXPECT_TRUE(trace.kernels[0].generated());
   EXPECT_EQ(trace.kernels[0].end_ns(), 300u);
-  EXPECT_EQ(trace.phase_calls, (std::vector<std::string>{"train", "untraced"}));
+  EXPECT_EQ(phase_names(trace.phase_calls), (std::vector<std::string>{"train", "untraced"}));
 }
 
 TEST(TraceCheck, RejectsWhatTheLibraryDidNotWrite) {
@@ -111,24 +112,24 @@ TEST(TraceCheck, RejectsReplayedMissingAndLateLines) {
 }
 
 TEST(TraceCheck, KnowsTheHarnesssPhaseCalls) {
-  EXPECT_EQ(expected_phase_calls(2, 2, 1),
+  EXPECT_EQ(phase_names(expected_phase_calls(2, 2, 1)),
             (std::vector<std::string>{"train", "checks", "eval", "checks", "train", "checks", "eval", "checks",
                                       "batch", "idle", "batch", "idle", "timed:0", "checks", "untraced"}));
-  EXPECT_EQ(expected_phase_calls(1, 1, 0),
+  EXPECT_EQ(phase_names(expected_phase_calls(1, 1, 0)),
             (std::vector<std::string>{"train", "checks", "eval", "checks", "batch", "idle", "untraced"}));
   auto expected = expected_phase_calls(1, 3, 2);
   EXPECT_EQ(phase_protocol(expected, expected), "complete");
   EXPECT_EQ(phase_protocol({}, expected), "partial");
-  EXPECT_EQ(phase_protocol({"train"}, expected), "partial");                        // killed
-  EXPECT_EQ(phase_protocol({"train", "checks", "untraced"}, expected), "partial");  // failed
-  EXPECT_EQ(phase_protocol({"untraced"}, expected), "partial");                     // did not load
-  EXPECT_EQ(phase_protocol({"train", "untraced", "train"}, expected), "deviates");
-  EXPECT_EQ(phase_protocol({"eval"}, expected), "deviates");
+  EXPECT_EQ(phase_protocol(phase_calls_named({"train"}), expected), "partial");                        // killed
+  EXPECT_EQ(phase_protocol(phase_calls_named({"train", "checks", "untraced"}), expected), "partial");  // failed
+  EXPECT_EQ(phase_protocol(phase_calls_named({"untraced"}), expected), "partial");                     // did not load
+  EXPECT_EQ(phase_protocol(phase_calls_named({"train", "untraced", "train"}), expected), "deviates");
+  EXPECT_EQ(phase_protocol(phase_calls_named({"eval"}), expected), "deviates");
   // An idle call moved (e.g. to just before the next batch) still reads in order; the
   // windows' times catch that (RequestWindows below). One missing does not.
-  EXPECT_EQ(phase_protocol({"train", "checks", "eval", "checks", "batch", "batch"}, expected), "deviates");
+  EXPECT_EQ(phase_protocol(phase_calls_named({"train", "checks", "eval", "checks", "batch", "batch"}), expected), "deviates");
   auto longer = expected;
-  longer.push_back("untraced");
+  longer.push_back(phase_call(TRACE_UNTRACED));
   EXPECT_EQ(phase_protocol(longer, expected), "deviates");
 }
 
@@ -139,7 +140,7 @@ ExecResult result_with(Verdict verdict) {
   return r;
 }
 
-checked_trace trace_with(std::vector<std::string> calls, bool ended, int rejected = 0) {
+checked_trace trace_with(std::vector<PhaseCall> calls, bool ended, int rejected = 0) {
   checked_trace t;
   t.phase_calls = std::move(calls);
   t.ended = ended;
@@ -158,7 +159,7 @@ TEST(TraceCheck, JudgesResultsByTheirTrace) {
 
   // A result that came before the evaluation ended: sent by the candidate.
   auto early = result_with(OK);
-  apply_trace_integrity(trace_with({"train", "checks"}, false), expected, false, &early);
+  apply_trace_integrity(trace_with(phase_calls_named({"train", "checks"}), false), expected, false, &early);
   EXPECT_EQ(Verdict_Name(early.verdict()), "HACKED");
   EXPECT_FALSE(early.correct());
   ASSERT_EQ(early.evidence_size(), 1);
@@ -170,12 +171,12 @@ TEST(TraceCheck, JudgesResultsByTheirTrace) {
 
   // An evaluation that failed early: its trace stops early, and that is no finding.
   auto failed = result_with(INCORRECT);
-  apply_trace_integrity(trace_with({"train", "checks", "untraced"}, true), expected, false, &failed);
+  apply_trace_integrity(trace_with(phase_calls_named({"train", "checks", "untraced"}), true), expected, false, &failed);
   EXPECT_EQ(Verdict_Name(failed.verdict()), "INCORRECT");
   EXPECT_EQ(failed.evidence_size(), 0);
 
   auto relabelled = result_with(OK);
-  apply_trace_integrity(trace_with({"train", "untraced", "train"}, true), expected, false, &relabelled);
+  apply_trace_integrity(trace_with(phase_calls_named({"train", "untraced", "train"}), true), expected, false, &relabelled);
   EXPECT_EQ(Verdict_Name(relabelled.verdict()), "HACKED");
   ASSERT_EQ(relabelled.evidence_size(), 1);
   EXPECT_EQ(relabelled.evidence(0).kind(), PHASE_SEQUENCE);
@@ -191,7 +192,7 @@ TEST(TraceCheck, JudgesResultsByTheirTrace) {
 
   // The ablation keeps the evidence and the verdict.
   auto ablation = result_with(OK);
-  apply_trace_integrity(trace_with({"train"}, false, 1), expected, true, &ablation);
+  apply_trace_integrity(trace_with(phase_calls_named({"train"}), false, 1), expected, true, &ablation);
   EXPECT_EQ(Verdict_Name(ablation.verdict()), "OK");
   EXPECT_EQ(ablation.evidence_size(), 2);  // trace_forged, trace_incomplete
 }
@@ -208,7 +209,7 @@ TEST(TraceCheck, ARecordedTraceEditedInPlaceLosesTheEditedLines) {
   int edited = 0;
   for (auto& line : lines) {
     auto at = line.find("\"generated\":false");
-    if (at != std::string::npos && line.find("\"phase\":\"train\"") != std::string::npos) {
+    if (at != std::string::npos && line.find("\"phase\":{\"kind\":2,") != std::string::npos) {  // TRACE_TRAIN
       line.replace(at, 18, "\"generated\":true");
       ++edited;
     }
@@ -231,7 +232,7 @@ TEST(TraceCheck, ARecordedTraceEditedInPlaceLosesTheEditedLines) {
 // calls), the traced reps from 9 ms; the judge's requests took 1.2 ms each.
 checked_trace timing_trace(std::vector<std::pair<uint64_t, uint64_t>> kernels_ns) {
   checked_trace t;
-  t.phase_calls = {"checks", "batch", "idle", "batch", "idle", "timed:0", "checks", "untraced"};
+  t.phase_calls = phase_calls_named({"checks", "batch", "idle", "batch", "idle", "timed:0", "checks", "untraced"});
   t.phase_at_ns = {500'000, 1'000'000, 2'000'000, 5'000'000, 6'000'000, 9'000'000, 9'500'000, 9'600'000};
   for (auto [start, end] : kernels_ns) {
     KernelActivity k;
@@ -312,7 +313,7 @@ TEST(RequestWindows, FindAWindowLongerThanItsRequest) {
 
 TEST(RequestWindows, AnUnclosedWindowAndNoWindowsAtAll) {
   checked_trace cut;  // killed inside its first batch
-  cut.phase_calls = {"checks", "batch"};
+  cut.phase_calls = phase_calls_named({"checks", "batch"});
   cut.phase_at_ns = {500'000, 1'000'000};
   KernelActivity k;
   k.set_start_ns(1'500'000);

@@ -136,7 +136,7 @@ TEST(Json, RecordReaderAgreesWithFromJson) {
   const std::string line =
       R"({"seq":35,"kernel":{"start_ns":1795491581053217631,"end_ns":"1795491581055920327","stream":7,)"
       R"("device":0,"correlation":1,"grid":[32,32,1],"block":[128,1,1],"cbid":100430,"generated":true,)"
-      R"("name":"bias_relu_kernel","phase":"train","launcher":"/x/__triton_launcher.so"}})";
+      R"("name":"bias_relu_kernel","phase":{"kind":2,"rep":0},"launcher":"/x/__triton_launcher.so"}})";
   TraceRecord fast, slow;
   ASSERT_EQ(from_json_record(line, &fast), "");
   ASSERT_EQ(from_json(line, &slow), "");
@@ -1154,7 +1154,7 @@ TEST_F(SchedulerWithABlackHole, ARequestPastItsDeadlineIsPlacedAgain) {
 KernelActivity kernel(const char* name, const char* phase, bool generated, uint64_t start, uint64_t end) {
   KernelActivity k;
   k.set_name(name);
-  k.set_phase(phase);
+  *k.mutable_phase() = phase_calls_named({phase}).front();
   k.set_generated(generated);
   k.set_start_ns(start);
   k.set_end_ns(end);
@@ -1163,7 +1163,7 @@ KernelActivity kernel(const char* name, const char* phase, bool generated, uint6
 
 TEST(TraceProfile, CoverageIsGeneratedTimeOverCandidateTime) {
   std::vector<KernelActivity> trace = {
-      kernel("ref_gemm", "reference", false, 0, 9000000),     // 9 ms, not the candidate's
+      kernel("batch_gemm", "untraced", false, 0, 9000000),    // 9 ms of a timed batch, unattributed
       kernel("gemm", "train", false, 0, 3000000),             // 3 ms library
       kernel("bias_relu", "train", true, 0, 1000000),         // 1 ms generated
       kernel("bias_relu", "eval", true, 0, 1000000),          // 1 ms generated
@@ -1173,7 +1173,7 @@ TEST(TraceProfile, CoverageIsGeneratedTimeOverCandidateTime) {
   EXPECT_DOUBLE_EQ(p.coverage(), 2.0 / 5.0);
   EXPECT_EQ(p.generated_launches_train(), 1);
   EXPECT_EQ(p.generated_launches_eval(), 1);
-  EXPECT_DOUBLE_EQ(p.phase_gpu_ms().at("reference"), 9.0);
+  EXPECT_DOUBLE_EQ(p.phase_gpu_ms().at("untraced"), 9.0);
   EXPECT_DOUBLE_EQ(p.phase_gpu_ms().at("train"), 4.0);
   ASSERT_EQ(p.top_kernels_size(), 2);
   EXPECT_EQ(p.top_kernels(0).name(), "gemm");
@@ -1243,7 +1243,8 @@ TEST(ProfilerActor, RulesOnARecordedTraceAsTheDeviceLeftTheResult) {
   ExecResult device_left = result_for(request);  // OK, with the judge's clock far above every window
   device_left.set_verdict(OK);
   const auto calls = read_checked_trace(trace_file, key).phase_calls;
-  for (auto n = std::count(calls.begin(), calls.end(), "batch"); n > 0; --n)
+  for (auto n = std::count_if(calls.begin(), calls.end(), [](const PhaseCall& c) { return c.kind() == TRACE_BATCH; });
+       n > 0; --n)
     device_left.add_timed_batch_ms(1e6);
   for (int i = 0; i < 5; ++i)
     device_left.add_traced_rep_ms(1e6);
@@ -1284,7 +1285,8 @@ checked_trace recorded_trace(const std::string& name) {
   auto trace = read_checked_trace(source_path("tests/data/traces/" + name + ".jsonl"), key);
   EXPECT_EQ(trace.rejected, 0) << name << ": " << trace.first_rejected;
   EXPECT_TRUE(trace.ended) << name;
-  const int batches = static_cast<int>(std::count(trace.phase_calls.begin(), trace.phase_calls.end(), "batch"));
+  const int batches = static_cast<int>(std::count_if(trace.phase_calls.begin(), trace.phase_calls.end(),
+                                                     [](const PhaseCall& c) { return c.kind() == TRACE_BATCH; }));
   EXPECT_GT(batches, 0) << name;
   EXPECT_EQ(phase_protocol(trace.phase_calls, expected_phase_calls(5, batches, 5)), "complete") << name;
   // Only the candidate process is traced: at least one kernel for each of its 10 correctness
@@ -1306,13 +1308,13 @@ TEST(TraceProfile, RecordedH100TimingStaysInsideTheBatchWindows) {
     EXPECT_EQ(found.outside, 0) << name << ": " << found.first_outside;
     // The batches' kernels and copies were recorded (without launch attribution).
     EXPECT_GT(std::count_if(trace.kernels.begin(), trace.kernels.end(),
-                            [](const KernelActivity& k) { return k.phase() == "untraced"; }),
+                            [](const KernelActivity& k) { return k.phase().kind() == TRACE_UNTRACED; }),
               0)
         << name;
     // Closing the first window as it opens puts that batch's work outside.
     auto moved = trace;
     for (size_t i = 0; i < moved.phase_calls.size(); ++i)
-      if (moved.phase_calls[i] == "batch") {
+      if (moved.phase_calls[i].kind() == TRACE_BATCH) {
         moved.phase_at_ns[i + 1] = moved.phase_at_ns[i];
         break;
       }

@@ -12,11 +12,12 @@
 // by CUPTI's correlation id; the cbid in the trace is the launch call's (+100000: runtime).
 //
 // Control (called by the sandbox through ctypes, the same calls as gpu/trace's CPU library):
-// kgym_trace_set_phase(name) labels the launches that follow and is itself recorded;
+// kgym_trace_set_phase(kind, rep) (kgym.proto's TracePhase; the rep of TRACE_TIMED) labels
+// the launches that follow and is itself recorded;
 // kgym_trace_finish() flushes every record and writes the end record. Each phase call is
 // recorded with its time on CUPTI's clock (the clock of the kernel records).
 //
-// Phases come in three kinds. "untraced": nothing is recorded. "batch" and "idle" (the timed
+// Phases come in three kinds. Untraced: nothing is recorded. Batch and idle (the timed
 // batches and the time between them): every kernel, copy and memset that runs is recorded
 // with its start and end, but no launch is attributed (a stack walk per launch would weigh
 // on the timed calls); the executor checks that all of them ran inside the candidate's own
@@ -43,11 +44,13 @@
 #include <vector>
 
 #include "gpu/trace/trace_writer.hpp"
+#include "messages/kgym.pb.h"  // TracePhase's values only: nothing of protobuf is linked here
 
 namespace {
 
 struct launch_info {
-  std::string phase;
+  int phase = kgym::TRACE_UNTRACED;  // a TracePhase value
+  int rep = 0;
   std::string launcher;  // the shared object that called the driver's launch
   bool generated = false;
   int cbid = 0;
@@ -55,7 +58,8 @@ struct launch_info {
 
 std::mutex mutex;
 std::unordered_map<uint32_t, launch_info> launches;  // by correlation id
-std::string phase = "untraced";
+int phase = kgym::TRACE_UNTRACED;  // the current call: a TracePhase value, and the rep of TRACE_TIMED
+int phase_rep = 0;
 std::string generated_root;
 CUpti_SubscriberHandle subscriber;
 
@@ -92,10 +96,10 @@ const CUpti_CallbackId runtime_launches[] = {
 
 enum class tracing { off, windows, full };
 
-tracing tracing_of(const std::string& phase) {
-  if (phase == "untraced")
+tracing tracing_of(int phase) {
+  if (phase == kgym::TRACE_UNTRACED)
     return tracing::off;
-  return phase == "batch" || phase == "idle" ? tracing::windows : tracing::full;
+  return phase == kgym::TRACE_BATCH || phase == kgym::TRACE_IDLE ? tracing::windows : tracing::full;
 }
 
 const CUpti_ActivityKind copies[] = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
@@ -128,6 +132,7 @@ void CUPTIAPI on_launch(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbi
     return;  // a driver launch made by the runtime call already recorded
   launch_info info;
   info.phase = phase;
+  info.rep = phase_rep;
   info.cbid = static_cast<int>(cbid) + (domain == CUPTI_CB_DOMAIN_RUNTIME_API ? 100000 : 0);
   info.launcher = calling_object();
   info.generated = !generated_root.empty() && info.launcher.rfind(generated_root, 0) == 0;
@@ -140,7 +145,7 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
   *max_records = 0;
 }
 
-// A copy or memset (recorded in the "batch" and "idle" phases only) as a kernel record named
+// A copy or memset (recorded in the batch and idle phases only) as a kernel record named
 // "[memcpy]" or "[memset]": the GPU was busy on the candidate's behalf all the same.
 void emit_copy(const CUpti_Activity* record) {
   uint64_t start, end;
@@ -155,9 +160,10 @@ void emit_copy(const CUpti_Activity* record) {
   char body[320];
   std::snprintf(body, sizeof body,
                 "\"kernel\":{\"start_ns\":%llu,\"end_ns\":%llu,\"stream\":%u,\"device\":%u,\"correlation\":%u,"
-                "\"name\":\"%s\",\"phase\":\"untraced\"}",
+                "\"name\":\"%s\",\"phase\":%s}",
                 static_cast<unsigned long long>(start), static_cast<unsigned long long>(end), stream, device,
-                correlation, record->kind == CUPTI_ACTIVITY_KIND_MEMCPY ? "[memcpy]" : "[memset]");
+                correlation, record->kind == CUPTI_ACTIVITY_KIND_MEMCPY ? "[memcpy]" : "[memset]",
+                kgym::trace_writer::phase_call_json(kgym::TRACE_UNTRACED, 0).c_str());
   kgym::trace_writer::emit(body);
 }
 
@@ -186,7 +192,8 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
     body += "\"name\":";
     kgym::trace_writer::append_json_string(body, k->name);
     body += ",\"phase\":";
-    kgym::trace_writer::append_json_string(body, it == launches.end() ? "untraced" : it->second.phase.c_str());
+    body += it == launches.end() ? kgym::trace_writer::phase_call_json(kgym::TRACE_UNTRACED, 0)
+                                 : kgym::trace_writer::phase_call_json(it->second.phase, it->second.rep);
     body += ",\"launcher\":";
     kgym::trace_writer::append_json_string(body, it == launches.end() ? "" : it->second.launcher.c_str());
     body += "}";
@@ -202,16 +209,16 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 extern "C" {
 
 // Every call is recorded, with its time; the kind of tracing changes with the phase's.
-__attribute__((visibility("default"))) void kgym_trace_set_phase(const char* name) {
-  std::string next = name ? name : "untraced";
-  tracing before, after = tracing_of(next);
+__attribute__((visibility("default"))) void kgym_trace_set_phase(int kind, int rep) {
+  tracing before, after = tracing_of(kind);
   {
     std::lock_guard<std::mutex> lock(mutex);
     before = tracing_of(phase);
-    phase = next;
+    phase = kind;
+    phase_rep = rep;
     uint64_t now = 0;
     cuptiGetTimestamp(&now);
-    kgym::trace_writer::record_phase(next, now);  // every call, in order: the executor checks the protocol
+    kgym::trace_writer::record_phase(kind, rep, now);  // every call, in order: the executor checks the protocol
     traced.store(after == tracing::full);
   }
   if (after != before)

@@ -41,10 +41,10 @@ request_windows check_request_windows(const checked_trace& trace, const std::vec
   uint64_t section_end = std::numeric_limits<uint64_t>::max();
   const auto& calls = trace.phase_calls;
   for (size_t i = 0; i < calls.size() && i < trace.phase_at_ns.size(); ++i) {
-    if (calls[i] == "batch") {
+    if (calls[i].kind() == TRACE_BATCH) {
       uint64_t close = i + 1 < trace.phase_at_ns.size() ? trace.phase_at_ns[i + 1] : section_end;
       windows.push_back({trace.phase_at_ns[i], close});
-    } else if (!windows.empty() && calls[i] != "idle" && section_end == std::numeric_limits<uint64_t>::max()) {
+    } else if (!windows.empty() && calls[i].kind() != TRACE_IDLE && section_end == std::numeric_limits<uint64_t>::max()) {
       section_end = trace.phase_at_ns[i];
     }
   }

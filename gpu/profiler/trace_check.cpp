@@ -8,15 +8,16 @@
 #include "gpu/profiler/untrusted_file.hpp"
 #include "messages/evidence.hpp"
 #include "messages/json.hpp"
+#include "messages/trace_phase.hpp"
 
 namespace kgym {
 
 namespace {
 
 // How many calls agree with the protocol from the start.
-size_t common_prefix(const std::vector<std::string>& calls, const std::vector<std::string>& expected) {
+size_t common_prefix(const std::vector<PhaseCall>& calls, const std::vector<PhaseCall>& expected) {
   size_t at = 0;
-  while (at < calls.size() && at < expected.size() && calls[at] == expected[at])
+  while (at < calls.size() && at < expected.size() && same_call(calls[at], expected[at]))
     ++at;
   return at;
 }
@@ -113,29 +114,30 @@ ProfileReport profile_of(const checked_trace& trace) {
   return report;
 }
 
-std::vector<std::string> expected_phase_calls(int trials, int batches, int traced_reps) {
-  std::vector<std::string> calls;
+std::vector<PhaseCall> expected_phase_calls(int trials, int batches, int traced_reps) {
+  std::vector<PhaseCall> calls;
   for (int t = 0; t < trials; ++t)
-    calls.insert(calls.end(), {"train", "checks", "eval", "checks"});
+    calls.insert(calls.end(), {phase_call(TRACE_TRAIN), phase_call(TRACE_CHECKS), phase_call(TRACE_EVAL),
+                               phase_call(TRACE_CHECKS)});
   for (int b = 0; b < batches; ++b)
-    calls.insert(calls.end(), {"batch", "idle"});
+    calls.insert(calls.end(), {phase_call(TRACE_BATCH), phase_call(TRACE_IDLE)});
   for (int r = 0; r < traced_reps; ++r)
-    calls.insert(calls.end(), {"timed:" + std::to_string(r), "checks"});
-  calls.push_back("untraced");
+    calls.insert(calls.end(), {phase_call(TRACE_TIMED, r), phase_call(TRACE_CHECKS)});
+  calls.push_back(phase_call(TRACE_UNTRACED));
   return calls;
 }
 
-std::string phase_protocol(const std::vector<std::string>& calls, const std::vector<std::string>& expected) {
-  if (calls == expected)
-    return "complete";
+std::string phase_protocol(const std::vector<PhaseCall>& calls, const std::vector<PhaseCall>& expected) {
   const size_t same = common_prefix(calls, expected);
-  bool closed_early = !calls.empty() && calls.size() <= expected.size() && calls.back() == "untraced";
+  if (same == calls.size() && same == expected.size())
+    return "complete";
+  bool closed_early = !calls.empty() && calls.size() <= expected.size() && calls.back().kind() == TRACE_UNTRACED;
   if (same == calls.size() || (closed_early && same + 1 >= calls.size()))
     return "partial";
   return "deviates";
 }
 
-void apply_trace_integrity(const checked_trace& trace, const std::vector<std::string>& expected,
+void apply_trace_integrity(const checked_trace& trace, const std::vector<PhaseCall>& expected,
                            bool no_hacking_check, ExecResult* result) {
   auto hack = [&](EvidenceKind kind, const std::string& detail, const std::string& message) {
     add_evidence(result, kind, detail, "executor");
@@ -152,8 +154,9 @@ void apply_trace_integrity(const checked_trace& trace, const std::vector<std::st
   if (protocol == "deviates")
     hack(PHASE_SEQUENCE,
          "phase call " + std::to_string(at + 1) + " was '" +
-             (at < trace.phase_calls.size() ? trace.phase_calls[at] : std::string("(none)")) + "', the harness's is '" +
-             (at < expected.size() ? expected[at] : std::string("(none)")) + "'",
+             (at < trace.phase_calls.size() ? trace_phase_name(trace.phase_calls[at]) : std::string("(none)")) +
+             "', the harness's is '" + (at < expected.size() ? trace_phase_name(expected[at]) : std::string("(none)")) +
+             "'",
          "the profiler's phases were set by someone other than the harness");
   else if (result->verdict() == OK && (protocol != "complete" || !trace.ended))
     hack(TRACE_INCOMPLETE,

@@ -13,7 +13,7 @@ namespace kgym {
 // What an authenticated trace holds, and what in it was not written by the library.
 struct checked_trace {
   std::vector<KernelActivity> kernels;   // from authenticated lines only
-  std::vector<std::string> phase_calls;  // kgym_trace_set_phase calls, in order
+  std::vector<PhaseCall> phase_calls;    // kgym_trace_set_phase calls, in order
   std::vector<uint64_t> phase_at_ns;     // when each was made (the kernels' clock)
   bool ended = false;                    // the end record came, with the right count
   int lines = 0;                         // non-empty lines read
@@ -49,19 +49,19 @@ ProfileReport profile_of(const checked_trace& trace);
 // The candidate process's phase calls for a whole evaluation (candidate_runner.py, as the
 // judge drives it in evaluate.py): per correctness trial train, checks, eval, checks; per
 // timed batch (as many as the judge reports timing) batch, idle; per traced rep timed:<i>,
-// checks (GPU only: none on the CPU); "untraced" before the trace ends.
-std::vector<std::string> expected_phase_calls(int trials, int batches, int traced_reps);
+// checks (GPU only: none on the CPU); untraced before the trace ends.
+std::vector<PhaseCall> expected_phase_calls(int trials, int batches, int traced_reps);
 
 // How the recorded calls relate to the protocol: "complete" (all of it), "partial" (a
-// prefix of it, perhaps closed by the final "untraced": an evaluation that stopped early),
+// prefix of it, perhaps closed by the final untraced: an evaluation that stopped early),
 // or "deviates" (calls the harness does not make: the candidate called the library).
-std::string phase_protocol(const std::vector<std::string>& calls, const std::vector<std::string>& expected);
+std::string phase_protocol(const std::vector<PhaseCall>& calls, const std::vector<PhaseCall>& expected);
 
 // Applies the trace's integrity to a result (the evidence is kept even with the check off):
 // rejected lines -> HACKED "trace_forged"; calls off the protocol -> HACKED "phase_sequence";
 // a result the sandbox found OK whose trace did not end or did not see the whole protocol
 // -> HACKED "trace_incomplete" (it was sent before the evaluation finished: forged).
-void apply_trace_integrity(const checked_trace& trace, const std::vector<std::string>& expected,
+void apply_trace_integrity(const checked_trace& trace, const std::vector<PhaseCall>& expected,
                            bool no_hacking_check, ExecResult* result);
 
 }  // namespace kgym

@@ -10,6 +10,7 @@
 
 #include "messages/evidence.hpp"
 #include "messages/json.hpp"
+#include "messages/trace_phase.hpp"
 
 namespace kgym {
 
@@ -17,7 +18,7 @@ namespace {
 
 double gpu_ms(const KernelActivity& k) { return k.end_ns() > k.start_ns() ? (k.end_ns() - k.start_ns()) / 1e6 : 0.0; }
 
-bool candidate_phase(const std::string& phase) { return phase == "train" || phase == "eval"; }
+bool candidate_phase(const PhaseCall& phase) { return phase.kind() == TRACE_TRAIN || phase.kind() == TRACE_EVAL; }
 
 }  // namespace
 
@@ -30,13 +31,13 @@ ProfileReport profile_from_trace(const std::vector<KernelActivity>& kernels, int
   auto& phase_ms = *report.mutable_phase_gpu_ms();
   for (const auto& k : kernels) {
     double ms = gpu_ms(k);
-    phase_ms[k.phase()] += ms;
+    phase_ms[trace_phase_name(k.phase())] += ms;
     if (!candidate_phase(k.phase()))
       continue;
     candidate_ms += ms;
     if (k.generated()) {
       generated_ms += ms;
-      if (k.phase() == "train")
+      if (k.phase().kind() == TRACE_TRAIN)
         report.set_generated_launches_train(report.generated_launches_train() + 1);
       else
         report.set_generated_launches_eval(report.generated_launches_eval() + 1);
@@ -52,9 +53,9 @@ ProfileReport profile_from_trace(const std::vector<KernelActivity>& kernels, int
   // Traced timing reps: the span of each rep's kernels.
   std::map<int, std::pair<uint64_t, uint64_t>> spans;
   for (const auto& k : kernels) {
-    if (k.phase().rfind("timed:", 0) != 0)
+    if (k.phase().kind() != TRACE_TIMED || k.phase().rep() < 0)
       continue;
-    int rep = std::atoi(k.phase().c_str() + 6);
+    int rep = k.phase().rep();
     auto [it, fresh] = spans.try_emplace(rep, k.start_ns(), k.end_ns());
     if (!fresh) {
       it->second.first = std::min(it->second.first, k.start_ns());
@@ -113,11 +114,11 @@ void apply_profile_verdict(const ProfileReport& profile, bool no_hacking_check, 
       return;
     }
   }
-  auto candidate_ms = [&](const char* phase) {
-    auto it = profile.phase_gpu_ms().find(phase);
+  auto candidate_ms = [&](TracePhase phase) {
+    auto it = profile.phase_gpu_ms().find(trace_phase_name(phase_call(phase)));
     return it == profile.phase_gpu_ms().end() ? 0.0 : it->second;
   };
-  if (result->verdict() != OK || candidate_ms("train") + candidate_ms("eval") <= 0)
+  if (result->verdict() != OK || candidate_ms(TRACE_TRAIN) + candidate_ms(TRACE_EVAL) <= 0)
     return;
   std::vector<std::string> silent;
   if (profile.generated_launches_train() == 0)

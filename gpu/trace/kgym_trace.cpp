@@ -13,10 +13,11 @@ __attribute__((visibility("default"))) int kgym_trace_start() {
   return kgym::trace_writer::start_from_environment() ? 0 : -1;
 }
 
-__attribute__((visibility("default"))) void kgym_trace_set_phase(const char* name) {
+// `kind`: a TracePhase value (kgym.proto), `rep`: the rep of TRACE_TIMED.
+__attribute__((visibility("default"))) void kgym_trace_set_phase(int kind, int rep) {
   timespec now{};
   ::clock_gettime(CLOCK_MONOTONIC, &now);
-  kgym::trace_writer::record_phase(name ? name : "untraced",
+  kgym::trace_writer::record_phase(kind, rep,
                                    static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec));
 }
 

@@ -70,9 +70,12 @@ void emit(const std::string& body) {
   emit_locked(body);
 }
 
-void record_phase(const std::string& name, uint64_t at_ns) {
-  std::string body = "\"phase\":";
-  append_json_string(body, name.c_str());
+std::string phase_call_json(int kind, int rep) {
+  return "{\"kind\":" + std::to_string(kind) + ",\"rep\":" + std::to_string(rep) + "}";
+}
+
+void record_phase(int kind, int rep, uint64_t at_ns) {
+  std::string body = "\"phase\":" + phase_call_json(kind, rep);
   body += ",\"at_ns\":" + std::to_string(at_ns);
   emit(body);
 }

@@ -17,9 +17,13 @@ bool start_from_environment();
 // Thread-safe.
 void emit(const std::string& body);
 
-// A phase call's record ("phase": name, "at_ns": when, on the clock of the library's kernel
-// records): every call, in order.
-void record_phase(const std::string& name, uint64_t at_ns);
+// A phase call (kgym.proto's PhaseCall: a TracePhase value, and the rep of TRACE_TIMED) in
+// the schema's JSON mapping, as records hold it.
+std::string phase_call_json(int kind, int rep);
+
+// A phase call's record ("phase": the call, "at_ns": when, on the clock of the library's
+// kernel records): every call, in order.
+void record_phase(int kind, int rep, uint64_t at_ns);
 
 // The end record, then the file is closed: nothing written after it is ours. -1 when
 // there is no trace or it had ended.

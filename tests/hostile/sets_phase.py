@@ -2,7 +2,7 @@
 # the trace library's phase control itself, so coverage would look full on the GPU.
 import gc
 
-from kgym_sandbox.tracing import Tracer
+from kgym_sandbox.tracing import UNTRACED, Tracer, mode_phase
 
 
 class ModelNew(ModelNew):
@@ -10,8 +10,8 @@ class ModelNew(ModelNew):
         base = gelu_scale_residual(x, 0.0)  # the candidate's kernel: x itself
         tracers = [o for o in gc.get_objects() if isinstance(o, Tracer) and o.library]
         for tracer in tracers:
-            tracer.library.kgym_trace_set_phase(b"untraced")
+            tracer.phase(UNTRACED)
         out = torch.nn.functional.gelu(x) * self.scale + base
         for tracer in tracers:
-            tracer.library.kgym_trace_set_phase(b"train" if self.training else b"eval")
+            tracer.phase(mode_phase("train" if self.training else "eval"))
         return out

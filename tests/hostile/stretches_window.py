@@ -1,11 +1,12 @@
 # GPU: contends with the reference like contends_reference (a busy thread between its own
-# batches), and hides that work inside its trace's batch windows by holding back each "idle"
+# batches), and hides that work inside its trace's batch windows by holding back each idle
 # phase call until its next phase call: the windows then cover the reference's batches, and
 # each is longer than the judge's clock around its request.
 import threading
 import time
 
 from kgym_sandbox import candidate_runner as _runner
+from kgym_sandbox import tracing as _tracing
 
 _answering = threading.Event()
 _batch = _runner.OPS["batch"]
@@ -15,14 +16,14 @@ class _HoldingTracer:
     def __init__(self, tracer):
         self.tracer, self.held = tracer, False
 
-    def phase(self, name):
-        if name == "idle":
+    def phase(self, call):
+        if call == _tracing.IDLE:
             self.held = True
             return
         if self.held:
-            self.tracer.phase("idle")
+            self.tracer.phase(_tracing.IDLE)
             self.held = False
-        self.tracer.phase(name)
+        self.tracer.phase(call)
 
     def finish(self):
         self.tracer.finish()

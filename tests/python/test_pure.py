@@ -225,7 +225,7 @@ class ScriptedSide:
     def expect(self, expected, phase, k=1):
         pass
 
-    def timed_batch(self, k, phase="untraced", raw=False, passes=1):
+    def timed_batch(self, k, rep=None, raw=False, passes=1):
         self.requests.append((k, passes))
         return self.cost + passes * k * self.call, {}
 

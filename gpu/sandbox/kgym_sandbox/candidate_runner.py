@@ -11,7 +11,7 @@ import os
 import torch
 
 from . import channel as channel_mod
-from . import compare, cost_model, device_memory, extensions, failures, integrity, isolation, numerics, packing, precision, program, shared_tensors
+from . import compare, cost_model, device_memory, extensions, failures, integrity, isolation, numerics, packing, precision, program, shared_tensors, tracing
 from .laps import Laps
 
 
@@ -102,7 +102,7 @@ class Runner:
 
     def call(self, message, fds):
         """One correctness call (set 0, slot 0), its generated launches recorded in its mode."""
-        self.enter(message.get("mode"))
+        self.enter(tracing.mode_phase(message.get("mode")))
         self.model.train(message.get("mode") == "train")
         torch.manual_seed(int(message["seed"]))
         self.recorder.mode = message.get("mode")
@@ -110,7 +110,7 @@ class Runner:
             answer = self.run(self.model, 1)
         finally:
             self.recorder.mode = None
-            self.enter("checks")
+            self.enter(tracing.CHECKS)
         if "wrong" not in answer and "error" not in answer:
             answer["patched"] = integrity.patched(self.bindings)
         return answer
@@ -132,10 +132,11 @@ class Runner:
     def batch(self, message, fds):
         """A timed batch: k eval-mode calls back to back on input sets 0..k-1, each output
         copied into its slot, then one device-wide synchronisation; `passes` times over (the
-        judge's measure of what a request costs). Phase "batch" opens a window in the trace
-        that "idle" closes once the answer is ready; "timed:<i>": a traced call."""
-        phase = str(message.get("phase") or "batch")
-        self.enter(phase)
+        judge's measure of what a request costs). A batch opens a window in the trace (phase
+        TRACE_BATCH) that TRACE_IDLE closes once the answer is ready; with "rep", a traced call
+        (TRACE_TIMED, that rep) closed by TRACE_CHECKS."""
+        traced_rep = message.get("rep")
+        self.enter(tracing.BATCH if traced_rep is None else tracing.timed_phase(int(traced_rep)))
         try:
             self.model.train(False)
             waited = isolation.run_delay_s()
@@ -143,7 +144,7 @@ class Runner:
             answer.setdefault("waited_s", isolation.run_delay_s() - waited)
             return answer
         finally:
-            self.enter("idle" if phase == "batch" else "checks")
+            self.enter(tracing.IDLE if traced_rep is None else tracing.CHECKS)
 
     def run(self, model, k: int, passes: int = 1) -> dict:
         if not 1 <= k <= min(len(self.input_sets), len(self.slots)):
@@ -185,14 +186,14 @@ class Runner:
         return {"records": self.recorder.records()}
 
     def finish(self, message, fds):
-        self.tracer.phase("untraced")  # always: the protocol's last call
+        self.tracer.phase(tracing.UNTRACED)  # always: the protocol's last call
         self.tracer.finish()
         return {"numerics": numerics.current()}
 
     # -- helpers ---------------------------------------------------------------------------
 
-    def enter(self, phase) -> None:
-        if phase and phase != self.phase:
+    def enter(self, phase: tuple) -> None:
+        if phase != self.phase:
             self.tracer.phase(phase)
             self.phase = phase
 

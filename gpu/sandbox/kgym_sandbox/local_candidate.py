@@ -90,7 +90,7 @@ class LocalCandidate:
             self.recorder.mode = None
         return out, "", compare.aliases(out, self.inputs), []
 
-    def timed_batch(self, k: int, phase: str = "batch", raw: bool = False, passes: int = 1) -> tuple:
+    def timed_batch(self, k: int, rep: int = None, raw: bool = False, passes: int = 1) -> tuple:
         t0 = time.perf_counter()
         with torch.no_grad():
             for _ in range(passes):

@@ -225,7 +225,7 @@ class RemoteCandidate:
 
     def start_batch(self, k: int, passes: int = 1) -> tuple:
         """An untimed batch (a warm-up), sent: the process runs it while the judge goes on."""
-        return self.post("load", {"op": "batch", "k": k, "phase": "batch", "passes": passes})
+        return self.post("load", {"op": "batch", "k": k, "passes": passes})
 
     def finish_batch(self, pending: tuple) -> None:
         answer = self.collect(pending)
@@ -233,17 +233,17 @@ class RemoteCandidate:
             raise self.blamed(failures.Failure("RUNTIME_ERROR", "load", "a warm-up batch: " +
                                                str(answer["wrong"])[:failures.MAX_MESSAGE_CHARS]))
 
-    def timed_batch(self, k: int, phase: str = "batch", raw: bool = False, passes: int = 1) -> tuple:
+    def timed_batch(self, k: int, rep: int = None, raw: bool = False, passes: int = 1) -> tuple:
         """(seconds by the judge's clock, the answer) for `passes` passes of k eval-mode calls
-        back to back, less the cost of a request (`raw`: with nothing taken off). The clock
-        around every "batch" request is kept (`batch_ms`): the executor matches each to the
-        window the candidate's trace shows for it."""
+        back to back, less the cost of a request (`raw`: with nothing taken off); with `rep`, a
+        traced timing rep instead of a batch. The clock around every batch request is kept
+        (`batch_ms`): the executor matches each to the window the candidate's trace shows for it."""
         t0 = time.perf_counter()
-        pending = self.post("timing", {"op": "batch", "k": k, "phase": phase, "passes": passes})
+        pending = self.post("timing", {"op": "batch", "k": k, "passes": passes, **({} if rep is None else {"rep": rep})})
         try:
             answer = self.collect(pending)
         finally:
-            if phase == "batch":
+            if rep is None:
                 self.batch_ms.append((time.perf_counter() - t0) * 1e3)
         seconds = max(time.perf_counter() - t0 - (0.0 if raw else self.overhead_s), 0.0)
         if "wrong" in answer:

@@ -279,7 +279,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
 
 def time_traced(candidate, new_inputs, reps: int) -> list:
     """A few more timed calls of the candidate alone, one per request, each traced as phase
-    "timed:<i>" in its process, so the executor can check that its kernels ran inside the
+    TRACE_TIMED (rep i) in its process, so the executor can check that its kernels ran inside the
     time the judge saw (no work on a side stream or left running past its answer)."""
     clock = Clock("cuda")
     times = []
@@ -289,5 +289,5 @@ def time_traced(candidate, new_inputs, reps: int) -> list:
             clock.ready()
             # Nothing taken off: the request's whole time bounds its kernels' span (with the
             # request cost taken off, an over-estimated cost made an honest span look too long).
-            times.append(candidate.timed_batch(1, f"timed:{rep}", raw=True)[0] * 1e3)
+            times.append(candidate.timed_batch(1, rep=rep, raw=True)[0] * 1e3)
     return times

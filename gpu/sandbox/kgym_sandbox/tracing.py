@@ -5,6 +5,24 @@ exists; this process never reads it."""
 import ctypes
 import os
 
+from .frames import kgym_pb2
+
+# The trace's phases are the schema's (kgym.proto: TracePhase); a call is (kind, rep), rep
+# counting TRACE_TIMED's reps.
+UNTRACED = (kgym_pb2.TRACE_UNTRACED, 0)
+CHECKS = (kgym_pb2.TRACE_CHECKS, 0)
+BATCH = (kgym_pb2.TRACE_BATCH, 0)
+IDLE = (kgym_pb2.TRACE_IDLE, 0)
+
+
+def mode_phase(mode: str) -> tuple:
+    """A correctness call's phase: TRACE_TRAIN for "train", TRACE_EVAL for "eval"."""
+    return kgym_pb2.TracePhase.Value("TRACE_" + mode.upper()), 0
+
+
+def timed_phase(rep: int) -> tuple:
+    return kgym_pb2.TRACE_TIMED, rep
+
 TRACE_FILE = "trace.jsonl"
 
 
@@ -43,9 +61,10 @@ class Tracer:
         library = library_path(device) if enabled else ""
         self.library = ctypes.CDLL(library) if library else None  # already loaded: the same one
 
-    def phase(self, name: str) -> None:
+    def phase(self, call: tuple) -> None:
+        """Enters phase call (kind, rep): UNTRACED, BATCH, timed_phase(3), ..."""
         if self.library:
-            self.library.kgym_trace_set_phase(name.encode())
+            self.library.kgym_trace_set_phase(ctypes.c_int(call[0]), ctypes.c_int(call[1]))
 
     def finish(self) -> None:
         """Flushes every record and writes the end record; the trace takes nothing after."""
