@@ -415,22 +415,25 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
       break;
     }
     // A tick: check memory and the phase's deadline.
-    // The candidate's: its session's resident memory and its private disk, or its cgroup's
-    // count where that is more (children that left the session, memfd). Without a cgroup, as
-    // root, everything running as the candidate's uid (its own: candidates alternate two) and
-    // the memfd files those processes hold.
+    // The candidate's: its cgroup's count where it has one (every page once, wherever its
+    // processes went, its private disk's tmpfs and memfd files too). A sum of resident sizes
+    // counts a page each process shares with its forks once per process: 64 forked children of
+    // a 256 MiB process read as 16 GiB. Without a cgroup, as root, everything running as the
+    // candidate's uid (its own: candidates alternate two) and the memfd files those processes
+    // hold; else its pid namespace's or its session's resident memory, with its private disk.
     // (Its uid's count holds its session's, so one walk over /proc serves where it applies.)
-    const int64_t disk = private_disk_used();
-    const uid_t uid = cgroup_usage_file.empty() && candidate > 1 && ::geteuid() == 0 ? process_uid(candidate) : 0;
+    const bool by_cgroup = !cgroup_usage_file.empty();
+    const uid_t uid = !by_cgroup && candidate > 1 && ::geteuid() == 0 ? process_uid(candidate) : 0;
     const bool by_uid = uid != 0 && uid != static_cast<uid_t>(-1);
     counted_by_uid = counted_by_uid || by_uid;
-    const bool by_pidns = cgroup_usage_file.empty() && !by_uid && !candidate_pidns.empty();
+    const bool by_pidns = !by_cgroup && !by_uid && !candidate_pidns.empty();
     counted_by_pidns = counted_by_pidns || by_pidns;
+    const int64_t disk = private_disk_used();  // its tmpfs: in the cgroup's count where there is one
     const int64_t candidates =
-        by_uid     ? uid_memory_bytes(uid) + disk
+        by_cgroup  ? cgroup_memory_bytes(cgroup_usage_file)
+        : by_uid   ? uid_memory_bytes(uid) + disk
         : by_pidns ? pid_namespace_memory_bytes(candidate_pidns) + disk
-                   : std::max((candidate > 1 ? session_rss_bytes(candidate) : 0) + disk,
-                              cgroup_usage_file.empty() ? 0 : cgroup_memory_bytes(cgroup_usage_file));
+                   : (candidate > 1 ? session_rss_bytes(candidate) : 0) + disk;
     int64_t rss = session_rss_bytes(child) + candidates;
     peak_rss = std::max(peak_rss, rss);
     if (killed == kill_reason::none && rss > opts.memory_limit_mb() * (int64_t{1} << 20)) {
