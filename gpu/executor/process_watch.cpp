@@ -61,6 +61,27 @@ void for_each_process(Visit visit) {
 
 const long page_bytes = ::sysconf(_SC_PAGESIZE);
 
+// What a process holds: its proportional set size (/proc/PID/smaps_rollup: each page it
+// shares divided among the processes that map it), so a page a parent shares with its forks
+// counts once over all of them, not once per child as in the resident size, which is the
+// fallback where smaps_rollup cannot be read (a process that made itself undumpable: its
+// resident size is never less).
+int64_t held_bytes(const char* pid, long rss_pages) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%s/smaps_rollup", pid);
+  if (FILE* f = std::fopen(path, "r")) {
+    char line[256];
+    long long kib = -1;
+    while (kib < 0 && std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "Pss: %lld kB", &kib) != 1)
+        kib = -1;
+    std::fclose(f);
+    if (kib >= 0)
+      return static_cast<int64_t>(kib) << 10;
+  }
+  return static_cast<int64_t>(rss_pages) * page_bytes;
+}
+
 // The inodes of memfd files a process maps (their touched pages are in its RSS already).
 void mapped_memfds(const std::string& proc, std::set<unsigned long>* inodes) {
   FILE* f = std::fopen((proc + "/maps").c_str(), "r");
@@ -79,12 +100,12 @@ void mapped_memfds(const std::string& proc, std::set<unsigned long>* inodes) {
 
 }  // namespace
 
-int64_t session_rss_bytes(pid_t session) {
+int64_t session_memory_bytes(pid_t session) {
   int64_t total = 0;
   for_each_process([&](const char* pid) {
     long sess = 0, rss = 0;
     if (read_stat(pid, &sess, &rss) && sess == session)
-      total += static_cast<int64_t>(rss) * page_bytes;
+      total += held_bytes(pid, rss);
   });
   return total;
 }
@@ -97,8 +118,8 @@ uid_t process_uid(pid_t pid) {
 
 namespace {
 
-// Resident memory of every process whose /proc directory `member` accepts, plus the memfd files
-// they hold open but do not map (each counted once: its touched pages, not its size).
+// Memory held by every process whose /proc directory `member` accepts (held_bytes), plus the
+// memfd files they hold open but do not map (each counted once: its touched pages, not its size).
 template <class Member>
 int64_t memory_of(Member member) {
   int64_t total = 0;
@@ -109,7 +130,7 @@ int64_t memory_of(Member member) {
     long sess = 0, rss = 0;
     if (!member(proc) || !read_stat(pid, &sess, &rss))
       return;
-    total += static_cast<int64_t>(rss) * page_bytes;
+    total += held_bytes(pid, rss);
     mapped_memfds(proc, &mapped);
     DIR* fds = ::opendir((proc + "/fd").c_str());
     if (!fds)

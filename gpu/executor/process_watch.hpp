@@ -8,13 +8,15 @@
 
 namespace kgym {
 
-// Resident memory, in bytes, of every process whose session id is `session`.
-int64_t session_rss_bytes(pid_t session);
+// Memory held, in bytes, by every process whose session id is `session`: each process's
+// proportional set size (a page shared with its forks counts once over them all), its resident
+// size where that cannot be read.
+int64_t session_memory_bytes(pid_t session);
 
 // The uid a process runs as (its /proc entry's owner); -1 if it is gone.
 uid_t process_uid(pid_t pid);
 
-// Resident memory of every process running as `uid`, plus the memfd files they hold open
+// Memory held by every process running as `uid` (as session_memory_bytes), plus the memfd files they hold open
 // (each counted once): what a candidate holds wherever its processes went (setsid, double
 // fork), where no cgroup counts it. Only meaningful for a uid of the candidate's alone.
 int64_t uid_memory_bytes(uid_t uid);
@@ -23,7 +25,7 @@ int64_t uid_memory_bytes(uid_t uid);
 // be read.
 std::string pid_namespace_of(pid_t pid);
 
-// Resident memory of every process in `pid_namespace` (pid_namespace_of), plus the memfd files
+// Memory held by every process in `pid_namespace` (pid_namespace_of), plus the memfd files
 // they hold: what a candidate holds that is pid 1 of a namespace of its own, where neither a
 // cgroup nor a uid of its own counts it (unprivileged). No process leaves a pid namespace.
 int64_t pid_namespace_memory_bytes(const std::string& pid_namespace);

@@ -433,8 +433,8 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
         by_cgroup  ? cgroup_memory_bytes(cgroup_usage_file)
         : by_uid   ? uid_memory_bytes(uid) + disk
         : by_pidns ? pid_namespace_memory_bytes(candidate_pidns) + disk
-                   : (candidate > 1 ? session_rss_bytes(candidate) : 0) + disk;
-    int64_t rss = session_rss_bytes(child) + candidates;
+                   : (candidate > 1 ? session_memory_bytes(candidate) : 0) + disk;
+    int64_t rss = session_memory_bytes(child) + candidates;
     peak_rss = std::max(peak_rss, rss);
     if (killed == kill_reason::none && rss > opts.memory_limit_mb() * (int64_t{1} << 20)) {
       stop(kill_reason::memory);
