@@ -100,12 +100,12 @@ void mapped_memfds(const std::string& proc, std::set<unsigned long>* inodes) {
 
 }  // namespace
 
-int64_t session_memory_bytes(pid_t session) {
+int64_t session_memory_bytes(pid_t session, bool proportional) {
   int64_t total = 0;
   for_each_process([&](const char* pid) {
     long sess = 0, rss = 0;
     if (read_stat(pid, &sess, &rss) && sess == session)
-      total += held_bytes(pid, rss);
+      total += proportional ? held_bytes(pid, rss) : static_cast<int64_t>(rss) * page_bytes;
   });
   return total;
 }
@@ -121,7 +121,7 @@ namespace {
 // Memory held by every process whose /proc directory `member` accepts (held_bytes), plus the
 // memfd files they hold open but do not map (each counted once: its touched pages, not its size).
 template <class Member>
-int64_t memory_of(Member member) {
+int64_t memory_of(Member member, bool proportional) {
   int64_t total = 0;
   std::map<unsigned long, int64_t> held;  // memfd inode -> bytes it holds
   std::set<unsigned long> mapped;
@@ -130,7 +130,7 @@ int64_t memory_of(Member member) {
     long sess = 0, rss = 0;
     if (!member(proc) || !read_stat(pid, &sess, &rss))
       return;
-    total += held_bytes(pid, rss);
+    total += proportional ? held_bytes(pid, rss) : static_cast<int64_t>(rss) * page_bytes;
     mapped_memfds(proc, &mapped);
     DIR* fds = ::opendir((proc + "/fd").c_str());
     if (!fds)
@@ -159,21 +159,22 @@ std::string namespace_link(const std::string& proc) {
 
 }  // namespace
 
-int64_t uid_memory_bytes(uid_t uid) {
-  return memory_of([uid](const std::string& proc) {
-    struct stat st {};
-    return ::stat(proc.c_str(), &st) == 0 && st.st_uid == uid;
-  });
+int64_t uid_memory_bytes(uid_t uid, bool proportional) {
+  return memory_of(
+      [uid](const std::string& proc) {
+        struct stat st {};
+        return ::stat(proc.c_str(), &st) == 0 && st.st_uid == uid;
+      },
+      proportional);
 }
 
 std::string pid_namespace_of(pid_t pid) {
   return namespace_link(pid > 0 ? "/proc/" + std::to_string(pid) : std::string("/proc/self"));
 }
 
-int64_t pid_namespace_memory_bytes(const std::string& pid_namespace) {
-  return memory_of([&pid_namespace](const std::string& proc) {
-    return namespace_link(proc) == pid_namespace;
-  });
+int64_t pid_namespace_memory_bytes(const std::string& pid_namespace, bool proportional) {
+  return memory_of([&pid_namespace](const std::string& proc) { return namespace_link(proc) == pid_namespace; },
+                   proportional);
 }
 
 int64_t pid_namespace_tasks(const std::string& pid_namespace) {

@@ -429,14 +429,22 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     const bool by_pidns = !by_cgroup && !by_uid && !candidate_pidns.empty();
     counted_by_pidns = counted_by_pidns || by_pidns;
     const int64_t disk = private_disk_used();  // its tmpfs: in the cgroup's count where there is one
-    const int64_t candidates =
-        by_cgroup  ? cgroup_memory_bytes(cgroup_usage_file)
-        : by_uid   ? uid_memory_bytes(uid) + disk
-        : by_pidns ? pid_namespace_memory_bytes(candidate_pidns) + disk
-                   : (candidate > 1 ? session_memory_bytes(candidate) : 0) + disk;
-    int64_t rss = session_memory_bytes(child) + candidates;
+    // By resident size first (cheap: a page-table walk of a PyTorch process takes milliseconds),
+    // by proportional size only when that is over the limit (it is never more).
+    auto candidates = [&](bool proportional) -> int64_t {
+      return by_cgroup  ? cgroup_memory_bytes(cgroup_usage_file)
+             : by_uid   ? uid_memory_bytes(uid, proportional) + disk
+             : by_pidns ? pid_namespace_memory_bytes(candidate_pidns, proportional) + disk
+                        : (candidate > 1 ? session_memory_bytes(candidate, proportional) : 0) + disk;
+    };
+    // kgym's own processes (the zygote's session) by resident size, as before.
+    const int64_t limit = opts.memory_limit_mb() * (int64_t{1} << 20);
+    const int64_t own = session_memory_bytes(child, false);
+    int64_t rss = own + candidates(false);
+    if (rss > limit && !by_cgroup)
+      rss = own + candidates(true);
     peak_rss = std::max(peak_rss, rss);
-    if (killed == kill_reason::none && rss > opts.memory_limit_mb() * (int64_t{1} << 20)) {
+    if (killed == kill_reason::none && rss > limit) {
       stop(kill_reason::memory);
     } else if (killed == kill_reason::none && polled_disk_over()) {
       stop(kill_reason::disk);
