@@ -42,7 +42,7 @@ EvalReport eval_report(const std::vector<Episode>& episodes, double lazy_coverag
     }
     fast_samples[e.task_id()] += fast;
     if (row.samples() == 1 && e.turns_size() > 0)
-      row.set_last_verdict(Verdict_Name(e.turns(e.turns_size() - 1).result().verdict()));
+      row.set_last_verdict(e.turns(e.turns_size() - 1).result().verdict());
     longest = std::max(longest, static_cast<size_t>(e.turns_size()));
   }
   auto share = [](double part, double whole) { return whole > 0 ? part / whole : 0.0; };
@@ -109,7 +109,7 @@ std::string eval_markdown(const EvalReport& r) {
   md += "| task | samples | best speedup | Fast@1.2 best | last verdict | hacked turns |\n|---|---|---|---|---|---|\n";
   for (const auto& t : r.task_rows()) {
     std::snprintf(line, sizeof line, "| %s | %d | %.3f | %.3f | %s | %d |\n", t.task_id().c_str(), t.samples(),
-                  t.best_speedup(), t.fast1_2_best(), t.last_verdict().c_str(), t.hacked_turns());
+                  t.best_speedup(), t.fast1_2_best(), Verdict_Name(t.last_verdict()).c_str(), t.hacked_turns());
     md += line;
   }
   return md;

@@ -331,7 +331,7 @@ TEST(EvalReport, PerTurnLastAndBestOfHistory) {
   EXPECT_EQ(r.task_rows(0).samples(), 2);
   EXPECT_DOUBLE_EQ(r.task_rows(0).best_speedup(), 2.0);
   EXPECT_DOUBLE_EQ(r.task_rows(0).fast1_2_best(), 1.0);
-  EXPECT_EQ(r.task_rows(0).last_verdict(), "OK");
+  EXPECT_EQ(r.task_rows(0).last_verdict(), OK);
   EXPECT_EQ(r.task_rows(1).hacked_turns(), 1);
   EXPECT_NE(eval_markdown(r).find("| 2 | 0.667 | 0.667 | 0.667 | 0.000 | 0.000 |"), std::string::npos)
       << eval_markdown(r);
