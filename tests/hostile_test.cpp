@@ -609,6 +609,14 @@ TEST(Containment, ThePrivateDiskIsBoundedAndGoes) {
   EXPECT_LE(sandbox_mounts(), static_cast<int>(prepared_evaluations)) << "a private disk outlived its evaluation";
 }
 
+// A hostile helper appended to the GELU candidate, under the memory tests' limit (1 GiB; 2 GiB on
+// the GPU, where CUDA's own host memory counts).
+ExecRequest memory_limited_request(const std::string& name) {
+  ExecRequest request = appended_request(name);
+  request.mutable_options()->set_memory_limit_mb(test_device() == CUDA ? 2048 : 1024);
+  return request;
+}
+
 // Memory that cannot hide: a memfd file and children that left the candidate's session count
 // (its cgroup, as root where the machine grants one; unprivileged, every process of its pid
 // namespace and the memfd files they hold), so 1.5 GiB of them under a 1 GiB limit is
@@ -616,8 +624,7 @@ TEST(Containment, ThePrivateDiskIsBoundedAndGoes) {
 TEST(Containment, MemoryHeldOutsideTheProcessCounts) {
   if (test_device() == CUDA && !gpu_present())
     GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
-  ExecRequest request = appended_request("hides_memory");
-  request.mutable_options()->set_memory_limit_mb(test_device() == CUDA ? 2048 : 1024);
+  ExecRequest request = memory_limited_request("hides_memory");
   ExecResult r = evaluator().evaluate(request);
   bool cgroup = false, pidns = false;
   for (const auto& granted : r.isolation()) {
@@ -646,8 +653,7 @@ TEST(Containment, MemoryHeldOutsideTheProcessCounts) {
 TEST(Containment, ForkedChildrenAreChargedEachPageOnce) {
   if (test_device() == CUDA && !gpu_present())
     GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
-  ExecRequest request = appended_request("forks_workers");
-  request.mutable_options()->set_memory_limit_mb(test_device() == CUDA ? 2048 : 1024);
+  ExecRequest request = memory_limited_request("forks_workers");
   ExecResult r = evaluator().evaluate(request);
   EXPECT_EQ(Verdict_Name(r.verdict()), "OK") << summary_line(r);
   EXPECT_FALSE(has_evidence(r, MEMORY_LIMIT)) << summary_line(r);
@@ -675,8 +681,7 @@ TEST(Containment, WithoutACgroupTheCandidatesUidIsCounted) {
   executor_options options = test_executor_options();
   options.launch.memory_cgroup = false;
   sandbox_evaluator no_cgroup(options);
-  ExecRequest request = appended_request("hides_memory");
-  request.mutable_options()->set_memory_limit_mb(test_device() == CUDA ? 2048 : 1024);
+  ExecRequest request = memory_limited_request("hides_memory");
   ExecResult r = no_cgroup.evaluate(request);
   bool by_uid = false, cgroup = false;
   for (const auto& granted : r.isolation()) {
