@@ -13,6 +13,7 @@
 #include <thread>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "gpu/executor/eval_defaults.hpp"
 #include "gpu/executor/process_watch.hpp"
@@ -108,6 +109,18 @@ void archive_trace(const fs::path& workdir, const fs::path& candidate_dir, const
   keep(candidate_dir / "trace.jsonl", name + ".jsonl");
   std::ofstream(archive / (name + ".key")) << key_hex << "\n";
   keep(workdir / "reference" / "trace.jsonl", name + ".reference.jsonl");
+}
+
+// The end of a log (the zygote's own stderr), for kgym's log when the zygote is found gone:
+// its file goes with the work root when the evaluator ends.
+std::string log_tail(const std::string& path, std::streamoff bytes = 4000) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in)
+    return "(no log)";
+  const std::streamoff size = in.tellg();
+  in.seekg(std::max<std::streamoff>(0, size - bytes));
+  std::string tail((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return tail.empty() ? "(empty)" : tail;
 }
 
 // Work roots of kgym processes that were killed before they could clean up.
@@ -303,6 +316,8 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
           sandbox_process::read_status::event ||
       !event.has_started()) {
     fail(&result, INTERNAL_ERROR, PHASE_START, "the sandbox did not start the evaluation " + frame_error);
+    spdlog::warn("request {}: the sandbox zygote did not start it{}; the end of {}:\n{}", request.request_id(),
+                 frame_error.empty() ? " (gone)" : "", options_.launch.log_path, log_tail(options_.launch.log_path));
     zygote_.reset();
     forget_prepared();
     remove_workdir(workdir);
@@ -463,8 +478,9 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
   }
 
   if (killed == kill_reason::zygote_lost || killed == kill_reason::bad_frame) {
-    spdlog::warn("request {}: sandbox zygote replaced ({})", request.request_id(),
-                 killed == kill_reason::bad_frame ? frame_error : "lost");
+    spdlog::warn("request {}: sandbox zygote replaced ({}); the end of {}:\n{}", request.request_id(),
+                 killed == kill_reason::bad_frame ? frame_error : "lost", options_.launch.log_path,
+                 log_tail(options_.launch.log_path));
     kill_both();
     zygote_.reset();
     forget_prepared();
