@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -144,6 +145,11 @@ std::string fused_candidate() { return read_text(source_path("tasks/gelu_scale_r
 ExecRequest appended_request(const std::string& name) {
   return request_for("gelu_scale_residual", name,
                      fused_candidate() + "\n" + read_text(source_path("tests/hostile/" + name + ".py")));
+}
+
+// Whether the result says the sandbox held the candidate by `what` (ExecResult.isolation).
+bool granted(const ExecResult& r, const std::string& what) {
+  return std::find(r.isolation().begin(), r.isolation().end(), what) != r.isolation().end();
 }
 
 std::string replace_all(std::string text, const std::string& from, const std::string& to) {
@@ -430,9 +436,7 @@ TEST(Containment, NoWorldWritableHostDirectoryKeepsAFile) {
     EXPECT_TRUE(kept.empty()) << name << ": a file left in " << kept.size() << " of " << directories.size()
                               << " world-writable directories, e.g. " << (kept.empty() ? "" : kept.front());
     if (::geteuid() != 0) {
-      bool dropped = false;
-      for (const auto& granted : r.isolation()) dropped |= granted == "candidate:no_capabilities";
-      EXPECT_TRUE(dropped) << name << ": unprivileged, the candidate is uid 0 of a user namespace and must hold "
+      EXPECT_TRUE(granted(r, "candidate:no_capabilities")) << name << ": unprivileged, the candidate is uid 0 of a user namespace and must hold "
                            << "no capability there: " << summary_line(r);
     }
   }
@@ -459,11 +463,7 @@ TEST(Containment, ACandidateSeesAndStopsNoOtherProcess) {
   EXPECT_NE(r.message().find("seen 0 stopped 0"), std::string::npos) << r.message();
   ExecResult after = evaluator().evaluate(request_for("gelu_scale_residual", "correct_after_stopping", fused_candidate()));
   EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);
-  bool hidden = false, own_pids = false;
-  for (const auto& granted : r.isolation()) {
-    hidden |= granted == "candidate:hidepid";
-    own_pids |= granted == "candidate:pidns";
-  }
+  const bool hidden = granted(r, "candidate:hidepid"), own_pids = granted(r, "candidate:pidns");
   EXPECT_TRUE(hidden || ::geteuid() != 0) << "as root the candidate's /proc hides other uids";
   if (::geteuid() == 0 || user_namespaces_granted()) {  // a pid namespace of its own: it is pid 1 there
     EXPECT_TRUE(own_pids) << summary_line(r);
@@ -589,11 +589,7 @@ TEST(Containment, ThePrivateDiskIsBoundedAndGoes) {
   ExecRequest request = appended_request("fills_disk");
   request.mutable_options()->set_disk_limit_mb(64);
   ExecResult r = evaluator().evaluate(request);
-  bool bounded = false, polled = false;
-  for (const auto& granted : r.isolation()) {
-    bounded |= granted == "candidate:private_disk=64MiB";
-    polled |= granted == "candidate:disk_by_polling=64MiB";
-  }
+  const bool bounded = granted(r, "candidate:private_disk=64MiB"), polled = granted(r, "candidate:disk_by_polling=64MiB");
   if (::geteuid() == 0 || user_namespaces_granted())
     EXPECT_TRUE(bounded) << "as root, or root of its own user and mount namespace, the candidate's private disk is "
                             "a tmpfs of the request's size: " << summary_line(r);
@@ -626,11 +622,7 @@ TEST(Containment, MemoryHeldOutsideTheProcessCounts) {
     GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
   ExecRequest request = memory_limited_request("hides_memory");
   ExecResult r = evaluator().evaluate(request);
-  bool cgroup = false, pidns = false;
-  for (const auto& granted : r.isolation()) {
-    cgroup |= granted == "candidate:memory_cgroup";
-    pidns |= granted == "candidate:memory_by_pidns";
-  }
+  const bool cgroup = granted(r, "candidate:memory_cgroup"), pidns = granted(r, "candidate:memory_by_pidns");
   if (::geteuid() == 0) {
     EXPECT_TRUE(cgroup) << "as root kgym expects a memory cgroup here: " << summary_line(r);
   } else if (user_namespaces_granted()) {
@@ -663,10 +655,7 @@ TEST(Containment, ForkedChildrenAreChargedEachPageOnce) {
   options.launch.memory_cgroup = false;
   sandbox_evaluator no_cgroup(options);
   ExecResult by_uid = no_cgroup.evaluate(request);
-  bool counted_by_uid = false;
-  for (const auto& granted : by_uid.isolation())
-    counted_by_uid |= granted == "candidate:memory_by_uid";
-  EXPECT_TRUE(counted_by_uid) << summary_line(by_uid);
+  EXPECT_TRUE(granted(by_uid, "candidate:memory_by_uid")) << summary_line(by_uid);
   EXPECT_EQ(Verdict_Name(by_uid.verdict()), "OK") << summary_line(by_uid);
 }
 
@@ -683,13 +672,8 @@ TEST(Containment, WithoutACgroupTheCandidatesUidIsCounted) {
   sandbox_evaluator no_cgroup(options);
   ExecRequest request = memory_limited_request("hides_memory");
   ExecResult r = no_cgroup.evaluate(request);
-  bool by_uid = false, cgroup = false;
-  for (const auto& granted : r.isolation()) {
-    by_uid |= granted == "candidate:memory_by_uid";
-    cgroup |= granted == "candidate:memory_cgroup";
-  }
-  EXPECT_FALSE(cgroup);
-  EXPECT_TRUE(by_uid) << summary_line(r);
+  EXPECT_FALSE(granted(r, "candidate:memory_cgroup"));
+  EXPECT_TRUE(granted(r, "candidate:memory_by_uid")) << summary_line(r);
   EXPECT_EQ(Verdict_Name(r.verdict()), "RESOURCE_LIMIT") << summary_line(r);
   ExecResult after = no_cgroup.evaluate(request_for("gelu_scale_residual", "correct_after_uid", fused_candidate()));
   EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);

@@ -61,12 +61,14 @@ void for_each_process(Visit visit) {
 
 const long page_bytes = ::sysconf(_SC_PAGESIZE);
 
-// What a process holds: its proportional set size (/proc/PID/smaps_rollup: each page it
-// shares divided among the processes that map it), so a page a parent shares with its forks
-// counts once over all of them, not once per child as in the resident size, which is the
-// fallback where smaps_rollup cannot be read (a process that made itself undumpable: its
+// What a process holds: its resident size, or with `proportional` its proportional set size
+// (/proc/PID/smaps_rollup: each page it shares divided among the processes that map it), so a
+// page a parent shares with its forks counts once over all of them, not once per child; the
+// resident size where smaps_rollup cannot be read (a process that made itself undumpable: its
 // resident size is never less).
-int64_t held_bytes(const char* pid, long rss_pages) {
+int64_t held_bytes(const char* pid, long rss_pages, bool proportional) {
+  if (!proportional)
+    return static_cast<int64_t>(rss_pages) * page_bytes;
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%s/smaps_rollup", pid);
   if (FILE* f = std::fopen(path, "r")) {
@@ -105,7 +107,7 @@ int64_t session_memory_bytes(pid_t session, bool proportional) {
   for_each_process([&](const char* pid) {
     long sess = 0, rss = 0;
     if (read_stat(pid, &sess, &rss) && sess == session)
-      total += proportional ? held_bytes(pid, rss) : static_cast<int64_t>(rss) * page_bytes;
+      total += held_bytes(pid, rss, proportional);
   });
   return total;
 }
@@ -130,7 +132,7 @@ int64_t memory_of(Member member, bool proportional) {
     long sess = 0, rss = 0;
     if (!member(proc) || !read_stat(pid, &sess, &rss))
       return;
-    total += proportional ? held_bytes(pid, rss) : static_cast<int64_t>(rss) * page_bytes;
+    total += held_bytes(pid, rss, proportional);
     mapped_memfds(proc, &mapped);
     DIR* fds = ::opendir((proc + "/fd").c_str());
     if (!fds)

@@ -1,8 +1,8 @@
 # At import: 256 MiB of its own, every page written, then eight forked children that write
 # nothing and wait for their parent to go. Each child's resident size shows the parent's 256
 # MiB (shared, copy on write): summed per process they read as over 2 GiB, what the candidate
-# holds is about 256 MiB. Then it answers correctly: under memory_limit_mb 1024 it is OK where
-# a memory cgroup counts each page once.
+# holds is about 256 MiB. Then it answers correctly: under memory_limit_mb 1024 it is OK, each
+# page counted once (by its cgroup, or by proportional set sizes where there is none).
 import os
 import time
 
