@@ -5,8 +5,8 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/generated_enum_reflection.h>
 
-#include <algorithm>
-#include <cctype>
+#include "messages/ascii_case.hpp"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,16 +24,13 @@ inline bool unspecified(const google::protobuf::EnumValueDescriptor* v) {
 template <class E>
 std::string lower_name(E value) {
   const auto* v = google::protobuf::GetEnumDescriptor<E>()->FindValueByNumber(static_cast<int>(value));
-  std::string name = v ? v->name() : std::to_string(static_cast<int>(value));
-  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-  return name;
+  return ascii_lower(v ? v->name() : std::to_string(static_cast<int>(value)));
 }
 
 // The value `text` names in any case; none for an unknown name or the unspecified value.
 template <class E>
-std::optional<E> enum_named(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::toupper(c); });
-  const auto* v = google::protobuf::GetEnumDescriptor<E>()->FindValueByName(text);
+std::optional<E> enum_named(const std::string& text) {
+  const auto* v = google::protobuf::GetEnumDescriptor<E>()->FindValueByName(ascii_upper(text));
   if (!v || unspecified(v))
     return std::nullopt;
   return static_cast<E>(v->number());

@@ -8,6 +8,20 @@ FeedbackState feedback_named(const std::string& legacy) {
   return enum_named<FeedbackState>("feedback_" + legacy).value_or(FEEDBACK_STATE_UNSPECIFIED);
 }
 
+namespace {
+
+// A trial's or launch record's "train"/"eval" into its ForwardMode.
+template <class Record>
+void upgrade_mode(Record* record) {
+  if (record->legacy_mode().empty())
+    return;
+  if (record->mode() == FORWARD_MODE_UNSPECIFIED)
+    record->set_mode(enum_named<ForwardMode>("mode_" + record->legacy_mode()).value_or(FORWARD_MODE_UNSPECIFIED));
+  record->clear_legacy_mode();
+}
+
+}  // namespace
+
 void upgrade_stored(ExecResult* result) {
   if (!result->legacy_failed_phase().empty()) {
     if (result->failed_phase() == EVAL_PHASE_UNSPECIFIED)
@@ -22,6 +36,8 @@ void upgrade_stored(ExecResult* result) {
       e.set_kind(enum_named<EvidenceKind>(e.legacy_kind()).value_or(EVIDENCE_KIND_UNSPECIFIED));
     e.clear_legacy_kind();
   }
+  for (auto& trial : *result->mutable_trials()) upgrade_mode(&trial);
+  for (auto& launch : *result->mutable_launches()) upgrade_mode(&launch);
 }
 
 void upgrade_stored(Episode* episode) {

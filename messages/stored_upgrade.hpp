@@ -11,8 +11,8 @@ namespace kgym {
 // FEEDBACK_STATE_UNSPECIFIED for any other string.
 FeedbackState feedback_named(const std::string& legacy);
 
-// legacy_failed_phase -> failed_phase, and Evidence.legacy_kind -> Evidence.kind for every piece
-// of evidence.
+// legacy_failed_phase -> failed_phase, Evidence.legacy_kind -> Evidence.kind for every piece of
+// evidence, and legacy_mode -> mode for every trial and launch record.
 void upgrade_stored(ExecResult* result);
 
 // Turn.legacy_feedback_state -> Turn.feedback, and each turn's result as above.

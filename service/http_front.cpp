@@ -1,10 +1,10 @@
 #include "service/http_front.hpp"
 
+#include "messages/ascii_case.hpp"
+
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <stdexcept>
 
@@ -15,11 +15,6 @@ namespace {
 // Longer than any long poll (600 s at most): a call the serving thread never answered (it
 // stopped) ends with 503 instead of holding its thread for ever.
 constexpr auto longest_call = std::chrono::seconds(660);
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 }  // namespace
 
@@ -32,7 +27,7 @@ http_front::http_front(const std::string& host, int port, size_t max_body_bytes,
     call.method = req.method;
     call.path = req.path;
     for (const auto& [name, value] : req.params) call.query.emplace(name, value);
-    for (const auto& [name, value] : req.headers) call.headers.emplace(lower(name), value);
+    for (const auto& [name, value] : req.headers) call.headers.emplace(ascii_lower(name), value);
     call.body = req.body;
     call.peer = req.remote_addr + ":" + std::to_string(req.remote_port);
     std::future<http_answer> answered;

@@ -102,6 +102,31 @@ TEST(StoredUpgrade, FailedPhaseWrittenAsAStringReadsBackTyped) {
   EXPECT_EQ(phase_name(PHASE_CORRECTNESS), "correctness");  // the judge's name for it
 }
 
+// Trials and launch records stored when the mode was a string ("train", "eval") read back typed.
+TEST(StoredUpgrade, ModesWrittenAsStringsReadBackTyped) {
+  Episode old;
+  ExecResult* result = old.add_turns()->mutable_result();
+  result->add_trials()->set_legacy_mode("train");
+  result->add_trials()->set_legacy_mode("eval");
+  result->add_trials()->set_legacy_mode("sideways");
+  result->add_launches()->set_legacy_mode("eval");
+  Episode read;
+  ASSERT_TRUE(read.ParseFromString(old.SerializeAsString()));
+  upgrade_stored(&read);
+  const ExecResult& r = read.turns(0).result();
+  EXPECT_EQ(r.trials(0).mode(), MODE_TRAIN);
+  EXPECT_EQ(r.trials(1).mode(), MODE_EVAL);
+  EXPECT_EQ(r.trials(2).mode(), FORWARD_MODE_UNSPECIFIED);
+  EXPECT_EQ(r.launches(0).mode(), MODE_EVAL);
+  EXPECT_TRUE(r.trials(0).legacy_mode().empty());
+  EXPECT_TRUE(r.launches(0).legacy_mode().empty());
+  // The judge's frames name the mode as the schema does.
+  ExecResult judged;
+  ASSERT_EQ(from_json(R"({"trials":[{"mode":"MODE_EVAL"}],"launches":[{"mode":"MODE_TRAIN"}]})", &judged), "");
+  EXPECT_EQ(judged.trials(0).mode(), MODE_EVAL);
+  EXPECT_EQ(judged.launches(0).mode(), MODE_TRAIN);
+}
+
 TEST(Json, RejectsUnknownFieldsAndSaysWhich) {
   ExecResult r;
   std::string error = from_json(R"({"request_id":"x","speedupp":2})", &r);

@@ -1,5 +1,7 @@
 #include "web/episode_query.hpp"
 
+#include "messages/ascii_case.hpp"
+
 #include <algorithm>
 #include <cctype>
 
@@ -41,16 +43,6 @@ EpisodeSummary summarize(const EpisodeStatus& running) {
   return s;
 }
 
-namespace {
-
-std::string upper(std::string text) {
-  for (auto& c : text)
-    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return text;
-}
-
-}  // namespace
-
 std::optional<episode_filter> parse_filter(const std::map<std::string, std::string>& query, std::string* error) {
   episode_filter f;
   for (const auto& [key, value] : query) {
@@ -67,7 +59,7 @@ std::optional<episode_filter> parse_filter(const std::map<std::string, std::stri
       f.task = value;
     } else if (key == "verdict") {
       Verdict v = VERDICT_UNSPECIFIED;
-      if (!value.empty() && (!Verdict_Parse(upper(value), &v) || v == VERDICT_UNSPECIFIED)) {
+      if (!value.empty() && (!Verdict_Parse(ascii_upper(value), &v) || v == VERDICT_UNSPECIFIED)) {
         *error = "verdict '" + value + "' is none of kgym's verdicts (OK, INCORRECT, HACKED, ...)";
         return std::nullopt;
       }

@@ -1,23 +1,13 @@
 #include "gpu/executor/eval_defaults.hpp"
 
-#include <algorithm>
-#include <cctype>
 #include <stdexcept>
 #include <vector>
 
+#include "messages/ascii_case.hpp"
 #include "messages/enum_names.hpp"
 #include "messages/json.hpp"
 
 namespace kgym {
-
-namespace {
-
-std::string upper(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::toupper(c); });
-  return text;
-}
-
-}  // namespace
 
 Precision precision_named(const std::string& name) {
   if (auto precision = enum_named<Precision>(name))
@@ -27,7 +17,7 @@ Precision precision_named(const std::string& name) {
 
 ToleranceSet tolerance_set_named(const std::string& name) {
   ToleranceSet set;
-  if (!ToleranceSet_Parse(upper(name) + "_TOLERANCES", &set))
+  if (!ToleranceSet_Parse(ascii_upper(name) + "_TOLERANCES", &set))
     throw std::invalid_argument("tolerances must be kernelbench or dr_kernel, got '" + name + "'");
   return set;
 }

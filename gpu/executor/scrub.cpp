@@ -1,11 +1,11 @@
 #include "gpu/executor/scrub.hpp"
 
 #include "gpu/executor/name_list.hpp"
+#include "messages/ascii_case.hpp"
 
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 
 namespace kgym {
@@ -32,8 +32,7 @@ std::vector<std::string> secret_values(char** environment, const std::string& ex
     auto eq = entry.find('=');
     if (eq == std::string::npos || entry.size() - eq - 1 < 6)
       continue;
-    std::string name = entry.substr(0, eq), upper = name;
-    std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+    const std::string name = entry.substr(0, eq), upper = ascii_upper(name);
     bool secret = std::find(extra.begin(), extra.end(), name) != extra.end();
     for (const char* mark : marks)
       secret = secret || upper.find(mark) != std::string::npos;

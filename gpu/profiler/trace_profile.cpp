@@ -45,7 +45,6 @@ ProfileReport profile_from_trace(const std::vector<KernelActivity>& kernels, int
     auto& share = shares[{k.name(), k.generated()}];
     share.set_name(k.name());
     share.set_generated(k.generated());
-    share.set_phase("train+eval");
     share.set_launches(share.launches() + 1);
     share.set_gpu_ms(share.gpu_ms() + ms);
   }

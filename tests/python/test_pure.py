@@ -826,7 +826,7 @@ class JudgeInProcess(unittest.TestCase):
         # running statistics agree in eval mode) and each call gets one RNG seed (dropout).
         result = self.evaluate(BATCHNORM_TASK.replace("class Model(", "class ModelNew("))
         self.assertEqual(result["verdict"], "OK", result.get("message"))
-        self.assertEqual([t["mode"] for t in result["trials"]], ["train", "eval"] * 5)
+        self.assertEqual([t["mode"] for t in result["trials"]], ["MODE_TRAIN", "MODE_EVAL"] * 5)
 
     def test_a_candidate_that_skips_the_running_statistics_fails_eval_mode(self):
         frozen = BATCHNORM_TASK.replace("class Model(", "class ModelNew(").replace(

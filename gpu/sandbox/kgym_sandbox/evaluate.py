@@ -15,8 +15,8 @@ import time
 
 import torch
 
-from . import (compare, cost_model, device_memory, eval_defaults, failures, local_candidate, numerics, packing,
-               precision, program, timing, tracking)
+from . import (compare, cost_model, device_memory, eval_defaults, failures, frames, local_candidate, numerics,
+               packing, precision, program, timing, tracking)
 from .laps import Laps
 from .failures import Failure, failure_from  # noqa: F401  (callers catch evaluate.Failure)
 
@@ -210,7 +210,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
                                             f"the output of trial {earlier_trial} ({earlier_mode} mode)",
                                             "source": "sandbox"}])
                     previous[(trial, mode)] = (seen, expected_print)
-                result["trials"].append({"trial": trial, "mode": mode, "seed": trial_seed, **verdict})
+                result["trials"].append({"trial": trial, "mode": frames.mode_value(mode), "seed": trial_seed, **verdict})
                 if not verdict["correct"]:
                     raise Failure("INCORRECT", "correctness", f"trial {trial} ({mode} mode): {verdict['message']}")
                 tracker.add_measured(expected, measured)
@@ -219,7 +219,8 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
         followed = tracker.verdict()  # all calls together: an output that ignores its input
         if not followed["correct"]:
             raise Failure("INCORRECT", "correctness", followed["message"])
-        result["launches"] = candidate.launches()
+        launched = candidate.launches()
+        result["launches"] = [{**r, "mode": frames.mode_value(r["mode"])} for r in launched]
         if device == "cpu":
             result["profile"], wrong = interpreter_profile(reference, candidate,
                                                            make_inputs(ref_mod, draw_seed(rng), device, dtype),
@@ -227,12 +228,12 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
             if wrong:
                 hack(Failure("HACKED", "correctness", "wrong output when profiled: " + wrong,
                              [{"kind": "PROFILED_PASS_DIFFERS", "detail": wrong, "source": "cpu_cost_model"}]))
-    silent = [r["mode"] for r in result["launches"] if r["generated_launches"] == 0]
+    silent = [r["mode"] for r in launched if r["generated_launches"] == 0]
     if silent:
         hack(Failure("HACKED", "correctness",
                       f"no kernel of the candidate's own ran in {' and '.join(silent)} mode",
                       [{"kind": "NO_GENERATED_KERNEL", "detail": f"{r['mode']} mode: 0 launches of candidate kernels",
-                        "source": r["source"]} for r in result["launches"] if r["mode"] in silent]))
+                        "source": r["source"]} for r in launched if r["mode"] in silent]))
 
     enter("timing")
     lap.skip()

@@ -29,6 +29,11 @@ def phase_value(name: str) -> str:
     return "PHASE_" + name.upper()
 
 
+def mode_value(mode: str) -> str:
+    """The ForwardMode a module's mode stands for ("train" -> "MODE_TRAIN", kgym.proto)."""
+    return "MODE_" + mode.upper()
+
+
 def event(**what) -> dict:
     """One SandboxEvent (`ready=...`, `phase=...`, `result=...`, ...) as its JSON mapping,
     checked against the schema (field names exact, enums by their schema names)."""
