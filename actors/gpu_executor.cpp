@@ -33,27 +33,13 @@ evaluation_worker_actor::behavior_type evaluation_worker(
   };
 }
 
-struct build_worker_state {
-  std::unique_ptr<extension_builder> builder;
-  static inline const char* name = "build_worker";
-};
-
-build_worker_actor::behavior_type build_worker(build_worker_actor::stateful_pointer<build_worker_state> self,
-                                               sandbox_launch launch, std::string cache_dir, std::string work_root) {
-  self->state.builder = std::make_unique<extension_builder>(std::move(launch), std::move(cache_dir),
-                                                            std::move(work_root));
-  return {
-      [self](const ExecRequest& request) -> SandboxEvent::Built { return self->state.builder->build(request); },
-  };
-}
-
 struct gpu_executor_state {
   Device device = CPU;
   std::shared_ptr<cancellations> withdrawn;  // the evaluation worker's too
   evaluation_worker_actor evaluation;
   profiler_actor profiler;  // rules on each evaluation's trace
-  std::vector<build_worker_actor> builders;
-  std::vector<int> building;  // requests in each build worker
+  std::vector<extension_compiler_actor> compilers;  // this node's compiler stage for CUDA extensions
+  std::vector<int> building;  // requests in each compiler
   static inline const char* name = "gpu_executor";
 };
 
@@ -68,11 +54,11 @@ gpu_executor_actor::behavior_type gpu_executor_impl(
     gpu_executor_actor::stateful_pointer<gpu_executor_state> self, executor_options options) {
   self->state.device = options.launch.device;
   if (options.extension_cache.empty())
-    options.extension_cache = extension_cache_dir();  // one cache for the builders and the evaluator
+    options.extension_cache = extension_cache_dir();  // one cache for the compilers and the evaluator
   if (options.launch.device == CUDA) {
-    for (int i = 0; i < executor_build_workers; ++i) {
-      self->state.builders.push_back(self->system().spawn<caf::detached>(
-          build_worker, options.launch, options.extension_cache, options.work_root));
+    for (int i = 0; i < extension_compilers_per_executor; ++i) {
+      self->state.compilers.push_back(
+          spawn_extension_compiler(self->system(), options.launch, options.extension_cache, options.work_root));
       self->state.building.push_back(0);
     }
   }
@@ -101,14 +87,14 @@ gpu_executor_actor::behavior_type gpu_executor_impl(
                   },
                   failed);
         };
-        if (self->state.builders.empty() || !uses_extensions(request.candidate().source())) {
+        if (self->state.compilers.empty() || !uses_extensions(request.candidate().source())) {
           evaluate(request, SandboxEvent::Built{});
           return promise;
         }
         auto& building = self->state.building;
         const size_t worker = std::min_element(building.begin(), building.end()) - building.begin();
         ++building[worker];
-        self->request(self->state.builders[worker], caf::infinite, request)
+        self->request(self->state.compilers[worker], caf::infinite, request)
             .then(
                 [self, worker, request, promise, evaluate](SandboxEvent::Built& built) mutable {
                   --self->state.building[worker];

@@ -1,7 +1,8 @@
 // gpu_executor: one device, one evaluation at a time. It supervises the sandbox and always
 // answers an ExecRequest with an ExecResult, whatever the candidate does. A candidate with
-// CUDA extensions (load_inline) is built first by one of its build workers, on CPU cores,
-// while the device evaluates others; the scheduler sends such requests ahead.
+// CUDA extensions (load_inline) goes first to one of the executor's extension compilers
+// (actors/extension_compiler.hpp), on CPU cores, while the device evaluates others; the
+// scheduler sends such requests ahead.
 #pragma once
 
 #include <caf/actor_system.hpp>
@@ -9,6 +10,7 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
+#include "actors/extension_compiler.hpp"
 #include "gpu/executor/sandbox_evaluator.hpp"
 #include "messages/kgym.pb.h"
 #include "messages/caf_types.hpp"
@@ -22,17 +24,12 @@ using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
 using gpu_executor_actor =
     caf::typed_actor<caf::replies_to<ExecRequest>::with<ExecResult>, caf::reacts_to<cancel_atom, std::string>>;
 
-// The executor's workers (detached, each blocking in its own thread): the device's one
-// evaluation at a time, given what was built for the candidate, answered as the device left
-// it with the candidate's trace (the executor's profiler rules on it while the device moves
-// on: actors/profiler.hpp); and a build of a candidate's extensions (several of these work at
-// once).
+// The executor's worker (detached, blocking in its own thread): the device's one evaluation
+// at a time, given what was built for the candidate, answered as the device left it with the
+// candidate's trace (the executor's profiler rules on it while the device moves on:
+// actors/profiler.hpp).
 using evaluation_worker_actor =
     caf::typed_actor<caf::replies_to<ExecRequest, SandboxEvent::Built>::with<ExecResult, CandidateTrace>>;
-using build_worker_actor = caf::typed_actor<caf::replies_to<ExecRequest>::with<SandboxEvent::Built>>;
-
-// How many candidates' extensions an executor builds at once (each a builder process).
-constexpr int executor_build_workers = 2;
 
 gpu_executor_actor spawn_gpu_executor(caf::actor_system& system, executor_options options);
 

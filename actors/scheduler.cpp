@@ -83,9 +83,9 @@ class request_queue {
   size_t building_ = 0;
 };
 
-// Requests an executor may hold beyond the one it evaluates, while it builds their CUDA
-// extensions on other cores (actors/gpu_executor.hpp): its build workers stay fed.
-constexpr size_t build_ahead = 2 * executor_build_workers;
+// Requests an executor may hold beyond the one it evaluates, while its extension compilers
+// build their CUDA extensions on other cores (actors/extension_compiler.hpp): they stay fed.
+constexpr size_t build_ahead = 2 * extension_compilers_per_executor;
 
 struct executor_entry {
   gpu_executor_actor handle;
