@@ -55,6 +55,43 @@ ExecRequest request_for(const std::string& task_id, const std::string& candidate
   return request;
 }
 
+namespace {
+
+// The parent of `pid` (0 once it is gone).
+int parent_of(int pid) {
+  try {
+    const std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
+    std::istringstream rest(stat.substr(stat.rfind(')') + 1));
+    std::string state;
+    int parent = 0;
+    rest >> state >> parent;
+    return parent;
+  } catch (...) {
+    return 0;
+  }
+}
+
+// Whether `pid` runs below another test binary than this one (its command's first word ends
+// in "_test"): a test of another shard or ctest entry running beside this one, on this host.
+bool below_another_test(int pid) {
+  for (int p = parent_of(pid); p > 1; p = parent_of(p)) {
+    if (p == ::getpid())
+      return false;
+    std::string command;
+    try {
+      command = read_text("/proc/" + std::to_string(p) + "/cmdline");
+    } catch (...) {
+      return false;
+    }
+    command = command.substr(0, command.find('\0'));
+    if (command.size() >= 5 && command.compare(command.size() - 5, 5, "_test") == 0)
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool process_with_argument(const std::string& needle) {
   DIR* dir = ::opendir("/proc");
   bool found = false;
@@ -67,7 +104,8 @@ bool process_with_argument(const std::string& needle) {
     } catch (...) {
       continue;
     }
-    if (cmdline.find(needle) != std::string::npos && cmdline.find("gtest") == std::string::npos)
+    if (cmdline.find(needle) != std::string::npos && cmdline.find("gtest") == std::string::npos &&
+        !below_another_test(std::atoi(e->d_name)))
       found = true;
   }
   ::closedir(dir);

@@ -13,6 +13,8 @@ std::string read_text(const std::string& path);
 
 // Whether a process whose command line holds `needle` is alive (gtest's own command lines,
 // which name it in their filters, left out): the tests' marker for what a candidate started.
+// Processes below another test binary are another test's (shards or ctest entries side by side
+// on one host run the same candidates); one that escaped to the host's init counts.
 bool process_with_argument(const std::string& needle);
 // The device the suite runs on: $KGYM_TEST_DEVICE ("cpu" by default, or "cuda").
 Device test_device();
