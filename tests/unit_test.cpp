@@ -33,6 +33,7 @@
 #include "compiler/python_syntax.hpp"
 #include "gpu/executor/eval_defaults.hpp"
 #include "gpu/executor/gpu_assignment.hpp"
+#include "gpu/executor/timing_slots.hpp"
 #include "gpu/executor/sandbox_process.hpp"
 #include "gpu/executor/scrub.hpp"
 #include "gpu/profiler/trace_check.hpp"
@@ -735,6 +736,33 @@ TEST(GpuAssignment, OneExecutorPerGpuNeverTwoOnOne) {
   EXPECT_EQ(gpu_list("7"), (std::vector<int>{7}));
   for (const char* bad : {"", "0,,1", "a", "1x", "-1", "0,0"})
     EXPECT_THROW(gpu_list(bad), std::invalid_argument) << bad;
+}
+
+// Two kgym processes on one host never take one timing slot: each claims the first slot no one
+// else holds, and a slot is free again once its holder is gone.
+TEST(TimingCores, EachProcessClaimsASlotNoOtherHolds) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "timing_slots_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::vector<int> first, second;  // two holders (locks on separate open files conflict as between processes)
+  EXPECT_EQ(claim_free_timing_slot(dir.string(), 8, &first), 0);
+  EXPECT_EQ(claim_free_timing_slot(dir.string(), 8, &first), 1);
+  EXPECT_EQ(claim_free_timing_slot(dir.string(), 8, &second), 2);
+  ::close(first[0]);  // the holder of slot 0 ends
+  EXPECT_EQ(claim_free_timing_slot(dir.string(), 8, &second), 0);
+  EXPECT_EQ(claim_free_timing_slot(dir.string(), 3, &second), -1);  // 0-2 all held
+  const pid_t child = ::fork();  // and another process sees them held
+  if (child == 0) {
+    std::vector<int> mine;
+    ::_exit(claim_free_timing_slot(dir.string(), 8, &mine) == 3 ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  for (int fd : second) ::close(fd);
+  ::close(first[1]);
+  fs::remove_all(dir);
 }
 
 TEST(TimingCores, FromTheEndOfTheAllowedCoresPerGpuTheRunnersOnOne) {

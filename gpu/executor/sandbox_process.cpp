@@ -1,6 +1,7 @@
 #include "gpu/executor/sandbox_process.hpp"
 
 #include "gpu/executor/name_list.hpp"
+#include "gpu/executor/timing_slots.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -109,7 +110,7 @@ void reserve_timing_cores(size_t executors) {
   if (executors < 2 || (given && *given))
     return;
   for (size_t slot = 0; slot < executors; ++slot)
-    keep_threads_off(cores_named(timing_cores_for(process_cores(), static_cast<int>(slot), "")));
+    keep_threads_off(cores_named(timing_cores_for(process_cores(), host_timing_slot(static_cast<int>(slot)), "")));
 }
 
 sandbox_process::sandbox_process(sandbox_launch launch) : launch_(std::move(launch)) {}
@@ -150,7 +151,10 @@ std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready*
     std::string requested = launch_.timing_cores;
     if (const char* given = std::getenv("KGYM_TIMING_CORES"); requested.empty() && given)
       requested = given;
-    cores = timing_cores_for(process_cores(), timing_slot_of(launch_), requested);
+    // Only where kgym picks the cores: a slot of the host's (timing_slots.hpp), not the process's.
+    cores = timing_cores_for(process_cores(), requested.empty() ? host_timing_slot(std::max(timing_slot_of(launch_), 0))
+                                                                : 0,
+                             requested);
     keep_threads_off(cores_named(cores));
   }
   std::string pythonpath = "PYTHONPATH=" + launch_.sandbox_dir;
