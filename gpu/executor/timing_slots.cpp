@@ -41,7 +41,8 @@ int host_timing_slot(int local) {
   if (auto it = claimed.find(local); it != claimed.end())
     return it->second;
   std::error_code ec;
-  const int slot = claim_free_timing_slot(std::filesystem::temp_directory_path(ec).string(), slot_limit, &held);
+  const std::string dir = std::filesystem::temp_directory_path(ec).string();
+  const int slot = ec || dir.empty() ? -1 : claim_free_timing_slot(dir, slot_limit, &held);
   return claimed[local] = slot >= 0 ? slot : local;
 }
 
