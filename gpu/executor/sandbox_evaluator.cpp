@@ -388,6 +388,7 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
       kill_reason::none;
   bool total_timed_out = false;
   int64_t peak_rss = 0;
+  std::string peak_counted;
   bool counted_by_uid = false;  // the memory fallback without a cgroup held the candidate
   bool counted_by_pidns = false;  // unprivileged: its pid namespace held it
   // The candidate's pid namespace where it has one of its own (read before its code runs).
@@ -456,9 +457,15 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     const int64_t limit = opts.memory_limit_mb() * (int64_t{1} << 20);
     const int64_t own = session_memory_bytes(child, false);
     int64_t rss = own + candidates(false);
-    if (rss > limit && !by_cgroup)
+    const bool proportional = rss > limit && !by_cgroup;
+    if (proportional)
       rss = own + candidates(true);
-    peak_rss = std::max(peak_rss, rss);
+    if (rss > peak_rss) {  // what the evidence says was counted
+      peak_rss = rss;
+      peak_counted = by_cgroup ? "the candidate's memory cgroup"
+                     : std::string(by_uid ? "its uid's" : by_pidns ? "its pid namespace's" : "its session's") +
+                           " processes by " + (proportional ? "proportional" : "resident") + " size, and its private disk";
+    }
     if (killed == kill_reason::none && rss > limit) {
       stop(kill_reason::memory);
     } else if (killed == kill_reason::none && polled_disk_over()) {
@@ -496,7 +503,9 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     fail(&result, RESOURCE_LIMIT, phase,
          "host memory above the limit of " + std::to_string(opts.memory_limit_mb()) + " MiB");
     add_evidence(&result, MEMORY_LIMIT,
-                 "peak resident memory and private disk " + std::to_string(peak_rss >> 20) + " MiB", "executor");
+                 "peak memory " + std::to_string(peak_rss >> 20) + " MiB: kgym's sandbox processes by resident size, and " +
+                     peak_counted,
+                 "executor");
   } else if (killed == kill_reason::cancelled) {
     fail(&result, CANCELLED, phase, "withdrawn by its client while it ran (in phase '" + phase_name(phase) + "'); stopped");
   } else if (killed == kill_reason::disk) {
