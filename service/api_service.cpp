@@ -9,6 +9,7 @@
 
 #include "messages/json.hpp"
 #include "service/eval_api.hpp"
+#include "service/free_memory.hpp"
 #include "service/journal_writer.hpp"
 #include "service/serve_metrics.hpp"
 
@@ -365,6 +366,7 @@ void report_progress(self_ptr self, clock_type::time_point now) {
                  st.requests.in_flight(), st.served, st.refused);
   st.progress_at = now;
   st.progress_served = st.served;
+  release_free_memory();  // what the last interval's requests freed: serve's memory stays flat
 }
 
 void tick(self_ptr self) {
