@@ -8,8 +8,8 @@
 # GoogleTest binary (GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS), for machines lent by the call;
 # KGYM_TEST_FILTER=PATTERN runs only the matching cases of the GPU binaries (a GoogleTest
 # filter; ctest's own filters would override GTEST_FILTER), KGYM_TEST_REPEAT=N each N times.
-# KGYM_TEST_GPUS=N (N > 1, a host with N GPUs) runs the GPU tests on all N at once: on 4 H100s
-# about 8 minutes instead of 25.
+# KGYM_TEST_GPUS=N (N > 1, a host with N GPUs) runs the GPU tests on all N at once (4 H100s,
+# 2026-11-27: 458 s).
 # Built elsewhere: carry .debs/build, .debs/root, .debs/wheels (+ .debs/wheels-report for the
 # train and LLM parts; deploy/device_bundle.sh makes them) and run this there.
 set -uo pipefail

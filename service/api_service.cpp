@@ -356,8 +356,6 @@ void handle_http(self_ptr self, const HttpCall& call) {
 
 void report_progress(self_ptr self, clock_type::time_point now) {
   auto& st = self->state;
-  if (now - st.progress_at < progress_interval)
-    return;
   const double seconds = std::chrono::duration<double>(now - st.progress_at).count();
   if (st.served > st.progress_served || st.requests.in_flight() > 0)
     spdlog::info("kgym serve: {} answers in the last {:.0f} s ({:.0f}/s), {} in flight, {} answers and {} refusals "
@@ -366,7 +364,6 @@ void report_progress(self_ptr self, clock_type::time_point now) {
                  st.requests.in_flight(), st.served, st.refused);
   st.progress_at = now;
   st.progress_served = st.served;
-  release_free_memory();  // what the last interval's requests freed: serve's memory stays flat
 }
 
 void tick(self_ptr self) {
@@ -376,7 +373,10 @@ void tick(self_ptr self) {
     zmq_send(self, r.route, std::move(r.answer), true, std::max<int64_t>(steady_ns(r.until), 1));
   for (const auto& [id, connection] : st.requests.expired_polls(now))  // long polls out of time: still pending
     http_send(self, std::stoull(connection), 202, pending_json(id));
-  report_progress(self, now);
+  if (now - st.progress_at >= progress_interval) {
+    report_progress(self, now);
+    release_free_memory();  // what the interval's requests freed: halves serve's RSS creep (README, soak)
+  }
   if (st.config.on_counts)
     st.config.on_counts(counts_now(self));
   if (st.draining && st.requests.in_flight() == 0)

@@ -543,12 +543,8 @@ static int sandbox_mounts() {
     const std::string pid = entry.path().filename().string();
     if (pid.find_first_not_of("0123456789") != std::string::npos)
       continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
-    const auto after_name = line.rfind(')');
-    if (after_name == std::string::npos || std::atoi(line.c_str() + after_name + 4) != ::getpid())
-      continue;  // "pid (name) S ppid ...": only this process's children
+    if (parent_of(std::atoi(pid.c_str())) != ::getpid())
+      continue;  // only this process's children
     std::error_code unreadable;
     if (fs::read_symlink(entry.path() / "ns" / "mnt", unreadable) != own_namespace && !unreadable)
       n += count((entry.path() / "mountinfo").string());

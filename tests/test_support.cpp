@@ -55,9 +55,6 @@ ExecRequest request_for(const std::string& task_id, const std::string& candidate
   return request;
 }
 
-namespace {
-
-// The parent of `pid` (0 once it is gone).
 int parent_of(int pid) {
   try {
     const std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
@@ -70,6 +67,8 @@ int parent_of(int pid) {
     return 0;
   }
 }
+
+namespace {
 
 // Whether `pid` runs below another test binary than this one (its command's first word ends
 // in "_test"): a test of another shard or ctest entry running beside this one, on this host.

@@ -13,7 +13,6 @@
 #include <thread>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 
 #include "gpu/executor/eval_defaults.hpp"
 #include "gpu/executor/process_watch.hpp"
@@ -113,14 +112,9 @@ void archive_trace(const fs::path& workdir, const fs::path& candidate_dir, const
 
 // The end of a log (the zygote's own stderr), for kgym's log when the zygote is found gone:
 // its file goes with the work root when the evaluator ends.
-std::string log_tail(const std::string& path, std::streamoff bytes = 4000) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in)
-    return "(no log)";
-  const std::streamoff size = in.tellg();
-  in.seekg(std::max<std::streamoff>(0, size - bytes));
-  std::string tail((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return tail.empty() ? "(empty)" : tail;
+std::string log_tail(const std::string& path) {
+  const auto tail = read_untrusted_file(path, 4000, /*tail=*/true);
+  return !tail ? "(no log)" : tail->empty() ? "(empty)" : *tail;
 }
 
 // Work roots of kgym processes that were killed before they could clean up.

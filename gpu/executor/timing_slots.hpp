@@ -1,8 +1,8 @@
 // Timing slots held host-wide. A CUDA executor times on the cores of its timing slot
 // (timing_cores_for); slots were numbered within each process, so two kgym processes on one
 // host (kgym serve on GPU 0 beside kgym train on GPU 1, or kgym check beside either) both took
-// slot 0 and timed on the same cores: on 4 H100s the identity answers of level 1 came back
-// 0.60-0.96 while a kgym train ran beside the sweep. Now each process slot is claimed on the
+// slot 0 and timed on the same cores (on 4 H100s the identity answers of a level-1 sweep came
+// back 0.60-0.96 while a kgym train ran beside it, most likely from this). Now each process slot is claimed on the
 // host: the first slot no other process holds (a lock on a file in the temporary directory,
 // kept for the process's lifetime and released by the kernel when it ends, however it ends).
 #pragma once
