@@ -12,7 +12,9 @@ reference runner's has not), `distinct` (the candidate's process and the referen
 cores of their own; by default they share one), `swapped` (on distinct cores, exchanged: a bias
 that changes sign with it follows the cores, not the sides), `unpinned` (no timing cores: every
 process where the OS puts it, waiting for requests by polling) and
-`smallbatch` (4 GiB a batch, the default before 16: fewer calls a batch where sets are large). Also
+`smallbatch` (4 GiB a batch, the default before 16: fewer calls a batch where sets are large) and
+`precise` (timing until the speedup's rse is 0.0005, up to 2 s a side: if the spread falls with
+it, the error is noise within an evaluation; if not, a bias fixed per evaluation). Also
 the speedup with the request cost left on (`raw`): if that spreads less, the cost's estimate is
 what moves.
 
@@ -53,7 +55,8 @@ def swapped_cores() -> str:
 VARIANTS = {"traced": ([], {}), "untraced": (["--no-cupti"], {}),
             "swapped": ([], {"KGYM_TIMING_CORES": swapped_cores()}), "unpinned": ([], {"KGYM_TIMING_CORES": "none"}),
             "distinct": ([], {"KGYM_TIMING_CORES": distinct_cores()}),
-            "smallbatch": (["--option", "batch_memory_mb=4096"], {})}
+            "smallbatch": (["--option", "batch_memory_mb=4096"], {}),
+            "precise": (["--option", "timing_precision=0.0005", "--option", "max_timed_s=2"], {})}
 
 
 def raw_speedup(r: dict) -> float:

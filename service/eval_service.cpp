@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include "service/api_service.hpp"
 #include "service/eval_api.hpp"
@@ -44,19 +45,27 @@ std::string zmq_origin(std::vector<zmq::message_t>& frames) {
   return origin + " id " + shown;
 }
 
-// Hands `result` to the client at `route`; false when it cannot take it now (not connected, as
-// after a restart of either side, or its queue full): the socket is ROUTER_MANDATORY, and a send
-// never blocks the serving thread.
-bool reply(zmq::socket_t& socket, const ReplyRoute& route, const EvalResult& result) {
+enum class handed { sent, full, gone };
+
+// Hands `result` to the client at `route`: `full` when its queue is full now, `gone` when no
+// such client is connected (as after a restart of either side). The socket is ROUTER_MANDATORY,
+// and a send never blocks the serving thread.
+handed reply(zmq::socket_t& socket, const ReplyRoute& route, const EvalResult& result) {
   try {
     for (const auto& frame : route.frames())
       if (!socket.send(zmq::buffer(frame), zmq::send_flags::sndmore | zmq::send_flags::dontwait))
-        return false;
-    return socket.send(zmq::buffer(encode_eval_result(result, route.json())), zmq::send_flags::dontwait).has_value();
-  } catch (const zmq::error_t&) {  // EHOSTUNREACH: no such client connected now
-    return false;
+        return handed::full;
+    return socket.send(zmq::buffer(encode_eval_result(result, route.json())), zmq::send_flags::dontwait)
+               ? handed::sent
+               : handed::full;
+  } catch (const zmq::error_t&) {  // EHOSTUNREACH
+    return handed::gone;
   }
 }
+
+// How long the last answers of a stopping server (the clients of what was left unfinished) may
+// wait for their clients to take them: a burst of them goes past ZeroMQ's queue of 1,000 a client.
+constexpr auto last_answers_limit = std::chrono::seconds(5);
 
 // What the serve loop's thread does: the sockets. Every decision is the API service actor's
 // (actors/api_service.hpp); this hands it what clients send and sends what it has for them.
@@ -116,7 +125,7 @@ class serve_loop {
         .receive([&](const ServeStatus& counts) { end = counts; },
                  [&](const caf::error& e) { spdlog::warn("kgym serve: the API service did not finish: {}",
                                                          self->system().render(e)); });
-    send_what_the_service_has();  // the clients of what was left unfinished are told
+    send_last_answers();  // the clients of what was left unfinished are told
     socket.close();  // sends what ZeroMQ still holds (linger: 1 s)
     spdlog::info("kgym serve: stopped after {} answers and {} refusals", end.answered(), end.refused());
     return static_cast<size_t>(end.answered());
@@ -145,7 +154,7 @@ class serve_loop {
       if (d.http) {
         if (http)
           http->answer(d.call, {d.status, std::move(d.body), std::move(d.content_type)});
-      } else if (reply(socket, d.route, d.answer)) {
+      } else if (reply(socket, d.route, d.answer) == handed::sent) {
         if (d.journaled)
           delivered.push_back(d.answer.request_id());
       } else if (d.redeliver) {
@@ -154,6 +163,35 @@ class serve_loop {
     }
     if (!delivered.empty())
       self->send(api, delivered_atom::value, std::move(delivered));
+  }
+
+  // What the service has at the end, each answer sent once its client can take it (up to
+  // last_answers_limit in all); what could not be is logged: the journal, if any, has it.
+  void send_last_answers() {
+    std::vector<api_delivery> left = outbox->take();
+    const auto until = std::chrono::steady_clock::now() + last_answers_limit;
+    size_t gone = 0;
+    for (;;) {
+      std::vector<api_delivery> full;
+      for (auto& d : left) {
+        if (d.http) {
+          if (http)
+            http->answer(d.call, {d.status, std::move(d.body), std::move(d.content_type)});
+          continue;
+        }
+        const handed h = reply(socket, d.route, d.answer);
+        if (h == handed::full)
+          full.push_back(std::move(d));
+        gone += h == handed::gone;
+      }
+      left = std::move(full);
+      if (left.empty() || std::chrono::steady_clock::now() > until)
+        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (!left.empty() || gone > 0)
+      spdlog::warn("kgym serve: {} last answers not taken by their clients within {} s, {} for clients gone",
+                   left.size(), last_answers_limit.count(), gone);
   }
 
   const eval_service_setup& setup;

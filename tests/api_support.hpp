@@ -37,6 +37,10 @@ int wait_exit(pid_t pid);
 // SIGTERM, then the exit code (128 + signal when killed).
 int stop_process(pid_t pid);
 
+// Waits at most `limit` for the process to end: its exit code, or -1 when it was still
+// running (it is then SIGKILLed and reaped, so a hang fails the test instead of stalling it).
+int wait_exit_within(pid_t pid, std::chrono::seconds limit);
+
 class client {
  public:
   // `routing_id`: the client's ZeroMQ identity (as kgym_client.py sets one), so that a server

@@ -15,6 +15,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -755,6 +756,46 @@ TEST(Cluster, ServeFailsClearlyAndStopsWithWorkQueued) {
   EXPECT_EQ(r.request_id(), "queued");
   EXPECT_NE(r.error().find("stopped before this evaluation finished"), std::string::npos) << r.error();
   EXPECT_EQ(wait_exit(s.pid), 0);
+  fs::remove_all(tmp);
+}
+
+// Stopping a deployment while a worker's link is busy: 5,000 requests sent to a server whose one
+// worker has eight null executors, then serve and the worker SIGTERMed together mid-stream. serve
+// stops within its drain limit (and a margin), exits 0, and the client gets an answer for every
+// request, evaluated or "stopped before this evaluation finished"; the worker exits too. (Once, a
+// serve stopped this way waited in the actor system's teardown for an actor that never ended.)
+TEST(Cluster, StoppingServeAndAWorkerMidStreamAnswersEveryRequest) {
+  std::string tmp = fs::temp_directory_path().string() + "/kgym-busystop-" + std::to_string(::getpid());
+  fs::create_directories(tmp);
+  const std::string listen = "127.0.0.1:" + std::to_string(free_port());
+  server s = start_server("busystop", {"--executors", "0", "--listen", listen, "--drain-timeout", "5"});
+  ASSERT_FALSE(s.endpoint.empty());
+  const std::string serve_log = fs::temp_directory_path().string() + "/kgym-serve-busystop.log";
+  pid_t worker = start_kgym({"worker", "--join", listen, "--null-executor", "--cpu-slots", "8", "--name", "busy"},
+                            tmp + "/worker.log");
+  ASSERT_EQ(wait_for_count(serve_log, "busy#null7 joins", 1, 30s), 1) << read_all(serve_log) << read_all(tmp + "/worker.log");
+
+  client c(s.endpoint);
+  const int sent = 5000;
+  for (int i = 0; i < sent; ++i)
+    c.send(request("b" + std::to_string(i), "gelu_scale_residual", "fused"));
+  int answered = 0, stopped = 0;
+  while (answered < 200 && c.message_within(10s)) {  // the link is busy: answers are flowing
+    c.receive(1s);
+    ++answered;
+  }
+  ASSERT_EQ(answered, 200) << read_all(serve_log);
+  ::kill(worker, SIGTERM);
+  ::kill(s.pid, SIGTERM);
+  while (answered < sent && c.message_within(20s)) {
+    EvalResult r = c.receive(1s);
+    ++answered;
+    stopped += r.error().find("stopped before this evaluation finished") != std::string::npos;
+  }
+  EXPECT_EQ(answered, sent) << stopped << " stopped\n" << read_all(serve_log);
+  std::cout << answered << " answered, " << stopped << " of them stopped before they ran\n";
+  EXPECT_EQ(wait_exit_within(s.pid, 30s), 0) << read_all(serve_log);
+  EXPECT_EQ(wait_exit_within(worker, 30s), 0) << read_all(tmp + "/worker.log");
   fs::remove_all(tmp);
 }
 
