@@ -34,6 +34,7 @@
 #include "service/request_table.hpp"
 #include "pipeline/task_loader.hpp"
 #include "web/serve_view.hpp"
+#include "service/free_memory.hpp"
 
 namespace kgym::cli {
 
@@ -138,6 +139,7 @@ int run_serve(const std::vector<std::string>& argv) {
     return 0;  // --help
   const args& a = *parsed;
   apply_log_level(a);
+  bound_thread_caches();  // a long-running process: memory that stays flat (service/free_memory.hpp)
   std::string endpoint = a.get("api", "tcp://127.0.0.1:5555");
   std::string secret_env = a.get("secret-env", "KGYM_API_SECRET");
   const char* secret_value = std::getenv(secret_env.c_str());

@@ -23,6 +23,7 @@
 #include "cli/cluster.hpp"
 #include "gpu/executor/gpu_assignment.hpp"
 #include "pipeline/paths.hpp"
+#include "service/free_memory.hpp"
 
 namespace kgym::cli {
 
@@ -63,6 +64,7 @@ int run_worker(const std::vector<std::string>& argv) {
     return 0;  // --help
   const args& a = *parsed;
   apply_log_level(a);
+  bound_thread_caches();  // a long-running process: memory that stays flat (service/free_memory.hpp)
   if (!a.has("join"))
     throw std::invalid_argument("kgym worker needs --join HOST:PORT, the kgym serve --listen to join (see kgym worker --help)");
   auto [host, port] = parse_host_port(a.get("join"));
