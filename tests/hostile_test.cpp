@@ -693,6 +693,68 @@ TEST(Containment, TheWholeEvaluationHasATimeLimit) {
   EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);
 }
 
+// The processes `parent` started that still run (not zombies), by /proc.
+std::vector<int> live_children_of(int parent) {
+  std::vector<int> children;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    const int pid = std::stoi(name);
+    std::string stat;
+    try {
+      stat = read_text("/proc/" + name + "/stat");
+    } catch (...) {
+      continue;
+    }
+    if (parent_of(pid) == parent && stat.find(") Z") == std::string::npos)
+      children.push_back(pid);
+  }
+  return children;
+}
+
+// The evaluator's zygote: this process's child running kgym_sandbox.zygote.
+int zygote_pid() {
+  for (int pid : live_children_of(::getpid())) {
+    std::string cmdline;
+    try {
+      cmdline = read_text("/proc/" + std::to_string(pid) + "/cmdline");
+    } catch (...) {
+      continue;
+    }
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find("kgym_sandbox.zygote") != std::string::npos)
+      return pid;
+  }
+  return 0;
+}
+
+// A candidate cannot reach the evaluations prepared after it (ACandidateSeesAndStopsNoOtherProcess);
+// if something else harms them anyway (here the test, as kgym's own uid, stops every process the
+// zygote holds ready), the zygote sees it before it hands over the next request and makes fresh
+// processes: that innocent request is OK, well within its load limit, instead of a TIMEOUT on a
+// stopped judge.
+TEST(Containment, AHarmedPreparedEvaluationIsReplaced) {
+  if (test_device() == CUDA && !gpu_present())
+    GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
+  ExecResult before = evaluator().evaluate(request_for("gelu_scale_residual", "correct_before_harm", fused_candidate()));
+  ASSERT_EQ(Verdict_Name(before.verdict()), "OK") << summary_line(before);
+  const int zygote = zygote_pid();
+  ASSERT_GT(zygote, 0) << "no kgym_sandbox.zygote below this process";
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // the finished evaluation's processes exit
+  std::vector<int> stopped = live_children_of(zygote);
+  ASSERT_GE(stopped.size(), 3u) << "no prepared evaluation (judge, candidate, reference runner) to harm";
+  for (int pid : stopped)
+    ::kill(pid, SIGSTOP);
+  ExecRequest innocent = request_for("gelu_scale_residual", "correct_after_harm", fused_candidate());
+  innocent.mutable_options()->set_load_timeout_s(20);
+  ExecResult after = evaluator().evaluate(innocent);
+  for (int pid : stopped)
+    ::kill(pid, SIGCONT);  // whatever of them the zygote kept
+  EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);
+  EXPECT_LT(after.wall_s(), 20) << summary_line(after);
+}
+
 // kgym's own processes short of GPU memory (here: a task whose inputs cannot fit) is never
 // the candidate's verdict: the executor evaluates again, then says whose shortage it was.
 TEST(DeviceMemory, KgymsOwnShortageIsRetriedNotBlamed) {

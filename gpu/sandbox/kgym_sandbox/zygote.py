@@ -262,6 +262,20 @@ class Pair:
     def pids(self) -> set:
         return {self.judge_pid, self.candidate_pid, self.reference_pid}
 
+    def harmed(self) -> str:
+        """What is wrong with a prepared pair's processes before its request is handed over (a
+        process gone, a zombie, stopped or traced), "" if nothing: the running candidate cannot
+        reach them (another uid, its own pid namespace), but if anything does, the request it was
+        prepared for gets fresh processes instead of paying for it."""
+        for role, pid in (("judge", self.judge_pid), ("candidate", self.candidate_pid),
+                          ("reference runner", self.reference_pid)):
+            state = process_state(pid)
+            if state in ("", "Z", "X"):
+                return f"its {role} (pid {pid}) is gone"
+            if state in ("T", "t"):
+                return f"its {role} (pid {pid}) is stopped"
+        return ""
+
     def start(self, command: dict) -> bool:
         try:
             protocol.write_frame(self.command_w, command)
@@ -292,6 +306,15 @@ class Pair:
         self.remove_cgroups()
         if self.private_disk:
             isolation.unmount(self.candidate_dir)  # a fresh pair may mount its own here
+
+
+def process_state(pid: int) -> str:
+    """The state letter of /proc/<pid>/stat (R, S, D, T, t, Z, ...), "" if there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]  # after the command name, which may hold ")"
+    except (OSError, IndexError):
+        return ""
 
 
 def keep_only(sockets: list, others: list, fds: set) -> None:
@@ -805,6 +828,12 @@ def main() -> None:
             # fresh pair after every large evaluation (KernelBench level 1 has many).
             exiting.reap(wait=wait_for_exits)
             running = current = standbys.pop(evaluation["workdir"], None) or prepare(evaluation["workdir"])
+            harm = current.harmed()
+            if harm:
+                print(f"kgym zygote: the evaluation prepared in {evaluation['workdir']} was harmed ({harm}); "
+                      "its request gets fresh processes", file=sys.stderr, flush=True)
+                current.discard()
+                running = current = prepare(evaluation["workdir"])
             started = begin(current, evaluation, exiting.pids)
             if started is None:
                 current.discard()  # the prepared judge died: make a fresh pair
