@@ -693,26 +693,6 @@ TEST(Containment, TheWholeEvaluationHasATimeLimit) {
   EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);
 }
 
-// The processes `parent` started that still run (not zombies), by /proc.
-std::vector<int> live_children_of(int parent) {
-  std::vector<int> children;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos)
-      continue;
-    const int pid = std::stoi(name);
-    std::string stat;
-    try {
-      stat = read_text("/proc/" + name + "/stat");
-    } catch (...) {
-      continue;
-    }
-    if (parent_of(pid) == parent && stat.find(") Z") == std::string::npos)
-      children.push_back(pid);
-  }
-  return children;
-}
-
 // The evaluator's zygote: this process's child running kgym_sandbox.zygote.
 int zygote_pid() {
   for (int pid : live_children_of(::getpid())) {

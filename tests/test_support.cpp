@@ -91,24 +91,44 @@ bool below_another_test(int pid) {
 
 }  // namespace
 
-bool process_with_argument(const std::string& needle) {
+std::vector<int> all_processes() {
+  std::vector<int> pids;
   DIR* dir = ::opendir("/proc");
-  bool found = false;
-  while (dirent* e = ::readdir(dir)) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9')
-      continue;
+  while (dirent* e = ::readdir(dir))
+    if (e->d_name[0] >= '0' && e->d_name[0] <= '9')
+      pids.push_back(std::atoi(e->d_name));
+  ::closedir(dir);
+  return pids;
+}
+
+bool process_with_argument(const std::string& needle) {
+  for (int pid : all_processes()) {
     std::string cmdline;
     try {
-      cmdline = read_text(std::string("/proc/") + e->d_name + "/cmdline");
+      cmdline = read_text("/proc/" + std::to_string(pid) + "/cmdline");
     } catch (...) {
       continue;
     }
     if (cmdline.find(needle) != std::string::npos && cmdline.find("gtest") == std::string::npos &&
-        !below_another_test(std::atoi(e->d_name)))
-      found = true;
+        !below_another_test(pid))
+      return true;
   }
-  ::closedir(dir);
-  return found;
+  return false;
+}
+
+std::vector<int> live_children_of(int parent) {
+  std::vector<int> children;
+  for (int pid : all_processes()) {
+    std::string stat;
+    try {
+      stat = read_text("/proc/" + std::to_string(pid) + "/stat");
+    } catch (...) {
+      continue;
+    }
+    if (parent_of(pid) == parent && stat.find(") Z") == std::string::npos)
+      children.push_back(pid);
+  }
+  return children;
 }
 
 std::vector<PhaseCall> phase_calls_named(const std::vector<std::string>& names) {

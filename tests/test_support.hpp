@@ -16,6 +16,10 @@ std::string read_text(const std::string& path);
 // Processes below another test binary are another test's (shards or ctest entries side by side
 // on one host run the same candidates); one that escaped to the host's init counts.
 bool process_with_argument(const std::string& needle);
+// Every process /proc lists now, by pid.
+std::vector<int> all_processes();
+// The processes `parent` started that still run (not zombies).
+std::vector<int> live_children_of(int parent);
 // The parent of process `pid` (/proc/PID/stat), 0 once it is gone.
 int parent_of(int pid);
 // The device the suite runs on: $KGYM_TEST_DEVICE ("cpu" by default, or "cuda").
