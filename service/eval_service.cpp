@@ -144,6 +144,11 @@ class serve_loop {
     return call;
   }
 
+  void answer_http(api_delivery& d) {
+    if (http)
+      http->answer(d.call, {d.status, std::move(d.body), std::move(d.content_type)});
+  }
+
   // Sends what the service has for clients; tells it which answers were delivered (to journal)
   // and which could not be (to try again).
   void send_what_the_service_has() {
@@ -152,8 +157,7 @@ class serve_loop {
     std::vector<std::string> delivered;
     for (auto& d : outbox->take()) {
       if (d.http) {
-        if (http)
-          http->answer(d.call, {d.status, std::move(d.body), std::move(d.content_type)});
+        answer_http(d);
       } else if (reply(socket, d.route, d.answer) == handed::sent) {
         if (d.journaled)
           delivered.push_back(d.answer.request_id());
@@ -175,8 +179,7 @@ class serve_loop {
       std::vector<api_delivery> full;
       for (auto& d : left) {
         if (d.http) {
-          if (http)
-            http->answer(d.call, {d.status, std::move(d.body), std::move(d.content_type)});
+          answer_http(d);
           continue;
         }
         const handed h = reply(socket, d.route, d.answer);

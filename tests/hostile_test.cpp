@@ -539,15 +539,11 @@ static int sandbox_mounts() {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path own_namespace = fs::read_symlink("/proc/self/ns/mnt", ec);
-  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-    const std::string pid = entry.path().filename().string();
-    if (pid.find_first_not_of("0123456789") != std::string::npos)
-      continue;
-    if (parent_of(std::atoi(pid.c_str())) != ::getpid())
-      continue;  // only this process's children
+  for (int child : live_children_of(::getpid())) {
+    const fs::path proc = "/proc/" + std::to_string(child);
     std::error_code unreadable;
-    if (fs::read_symlink(entry.path() / "ns" / "mnt", unreadable) != own_namespace && !unreadable)
-      n += count((entry.path() / "mountinfo").string());
+    if (fs::read_symlink(proc / "ns" / "mnt", unreadable) != own_namespace && !unreadable)
+      n += count((proc / "mountinfo").string());
   }
   return n;
 }
@@ -702,7 +698,6 @@ int zygote_pid() {
     } catch (...) {
       continue;
     }
-    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
     if (cmdline.find("kgym_sandbox.zygote") != std::string::npos)
       return pid;
   }

@@ -55,18 +55,29 @@ ExecRequest request_for(const std::string& task_id, const std::string& candidate
   return request;
 }
 
-int parent_of(int pid) {
+namespace {
+
+// /proc/PID/stat's state letter and parent pid ("pid (name) S ppid ..."; the name may hold ')');
+// no state once the process is gone.
+struct process_stat {
+  char state = 0;
+  int parent = 0;
+};
+
+process_stat stat_of(int pid) {
+  process_stat st;
   try {
     const std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
     std::istringstream rest(stat.substr(stat.rfind(')') + 1));
-    std::string state;
-    int parent = 0;
-    rest >> state >> parent;
-    return parent;
+    rest >> st.state >> st.parent;
   } catch (...) {
-    return 0;
   }
+  return st;
 }
+
+}  // namespace
+
+int parent_of(int pid) { return stat_of(pid).parent; }
 
 namespace {
 
@@ -119,13 +130,8 @@ bool process_with_argument(const std::string& needle) {
 std::vector<int> live_children_of(int parent) {
   std::vector<int> children;
   for (int pid : all_processes()) {
-    std::string stat;
-    try {
-      stat = read_text("/proc/" + std::to_string(pid) + "/stat");
-    } catch (...) {
-      continue;
-    }
-    if (parent_of(pid) == parent && stat.find(") Z") == std::string::npos)
+    const process_stat st = stat_of(pid);
+    if (st.parent == parent && st.state != 0 && st.state != 'Z')
       children.push_back(pid);
   }
   return children;

@@ -29,18 +29,25 @@ PREPARE_DISK_MB = 256
 FORK_ATTEMPTS = 5
 
 
+def stat_fields(pid: int) -> list:
+    """The fields of /proc/<pid>/stat after the command name (which may hold ")"): state, parent
+    pid, ...; [] if there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
 def descendants(root: int, keep: set) -> list:
     """Every process below `root`, except those in `keep` and below them."""
     children = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
+        fields = stat_fields(int(entry))
+        if len(fields) > 1:
+            children.setdefault(int(fields[1]), []).append(int(entry))
     found, frontier = [], [root]
     while frontier:
         pid = frontier.pop()
@@ -264,12 +271,12 @@ class Pair:
 
     def harmed(self) -> str:
         """What is wrong with a prepared pair's processes before its request is handed over (a
-        process gone, a zombie, stopped or traced), "" if nothing: the running candidate cannot
+        process gone, a zombie, stopped or traced: its /proc/<pid>/stat state), "" if nothing: the running candidate cannot
         reach them (another uid, its own pid namespace), but if anything does, the request it was
         prepared for gets fresh processes instead of paying for it."""
         for role, pid in (("judge", self.judge_pid), ("candidate", self.candidate_pid),
                           ("reference runner", self.reference_pid)):
-            state = process_state(pid)
+            state = (stat_fields(pid) or [""])[0]
             if state in ("", "Z", "X"):
                 return f"its {role} (pid {pid}) is gone"
             if state in ("T", "t"):
@@ -306,15 +313,6 @@ class Pair:
         self.remove_cgroups()
         if self.private_disk:
             isolation.unmount(self.candidate_dir)  # a fresh pair may mount its own here
-
-
-def process_state(pid: int) -> str:
-    """The state letter of /proc/<pid>/stat (R, S, D, T, t, Z, ...), "" if there is no such process."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0]  # after the command name, which may hold ")"
-    except (OSError, IndexError):
-        return ""
 
 
 def keep_only(sockets: list, others: list, fds: set) -> None:
