@@ -14,9 +14,7 @@ that changes sign with it follows the cores, not the sides), `unpinned` (no timi
 process where the OS puts it, waiting for requests by polling) and
 `smallbatch` (4 GiB a batch, the default before 16: fewer calls a batch where sets are large) and
 `precise` (timing until the speedup's rse is 0.0005, up to 2 s a side: if the spread falls with
-it, the error is noise within an evaluation; if not, a bias fixed per evaluation) and `tighter` (until 0.0008, the cap unchanged) and `placed`/`placed8` (the batches take turns in 4/8 places in
-device memory, EvalOptions.timing_placements: if the spread across evaluations falls with it, the
-error fixed per evaluation was where its tensors lay). Also
+it, the error is noise within an evaluation; if not, a bias fixed per evaluation) and `tighter` (until 0.0008, the cap unchanged). Also
 the speedup with the request cost left on (`raw`): if that spreads less, the cost's estimate is
 what moves.
 
@@ -59,9 +57,7 @@ VARIANTS = {"traced": ([], {}), "untraced": (["--no-cupti"], {}),
             "distinct": ([], {"KGYM_TIMING_CORES": distinct_cores()}),
             "smallbatch": (["--option", "batch_memory_mb=4096"], {}),
             "precise": (["--option", "timing_precision=0.0005", "--option", "max_timed_s=2"], {}),
-            "tighter": (["--option", "timing_precision=0.0008"], {}),
-            "placed": (["--option", "timing_placements=4"], {}),
-            "placed8": (["--option", "timing_placements=8"], {})}
+            "tighter": (["--option", "timing_precision=0.0008"], {})}
 
 
 def raw_speedup(r: dict) -> float:

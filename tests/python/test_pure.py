@@ -250,22 +250,6 @@ class TimingPlan(unittest.TestCase):
         self.assertEqual(started["set_bytes"], 32)  # four float32 inputs, four outputs
         self.assertEqual(timing.plan(side, started, "cpu", 12, None, 4 << 30)["batch"], 3)  # 12 calls: 4 batches
         self.assertEqual(timing.plan(side, started, "cpu", 3, None, 4 << 30)["batch"], 1)
-        self.assertEqual(planned["placements"], 1)  # none asked: one place
-        # 4 places asked; a batch of 11 sets of 32 bytes holds 4 copies in 4 kB, 2 in 800 bytes.
-        self.assertEqual(timing.plan(side, started, "cpu", 1000, None, 4096, placements=4)["placements"], 4)
-        self.assertEqual(timing.plan(side, started, "cpu", 1000, None, 800, placements=4)["placements"], 2)
-
-    def test_placements_within_the_batch_memory(self):
-        self.assertEqual(timing.placements_within(4, 1 << 20, 16 << 20), 4)
-        self.assertEqual(timing.placements_within(4, 6 << 20, 16 << 20), 2)   # two copies fit
-        self.assertEqual(timing.placements_within(4, 9 << 20, 16 << 20), 1)   # one
-        self.assertEqual(timing.placements_within(4, 32 << 20, 16 << 20), 1)  # not even one: still one
-        self.assertEqual(timing.placements_within(0, 1, 16), 1)
-        self.assertEqual(timing.placements_within(100, 1, 1 << 30), timing.MAX_PLACEMENTS)
-
-    def test_each_place_takes_two_batches_in_turn(self):
-        self.assertEqual([timing.placement_of(b, 3) for b in range(8)], [0, 0, 1, 1, 2, 2, 0, 0])
-        self.assertEqual([timing.placement_of(b, 1) for b in range(4)], [0, 0, 0, 0])
 
     def test_a_large_set_warms_up_after_the_trials(self):
         side, made = ScriptedSide(cost=0.0004, call=0.002), []

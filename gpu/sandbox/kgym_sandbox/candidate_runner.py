@@ -6,7 +6,6 @@ What it answers is data for the judge, which owns the reference, the inputs, the
 the verdict in a process of its own. Inputs arrive, and outputs leave, through buffers the
 judge owns; the judge checks them itself.
 """
-import copy
 import os
 
 import torch
@@ -14,9 +13,6 @@ import torch
 from . import channel as channel_mod
 from . import compare, cost_model, device_memory, extensions, failures, integrity, isolation, numerics, packing, precision, program, shared_tensors, tracing
 from .laps import Laps
-
-
-COPIES_MAX_BYTES = 1 << 30  # the model's copies for the judge's places, together (place)
 
 
 class Runner:
@@ -29,8 +25,6 @@ class Runner:
         self.model = None
         self.granted, self.confine_error, self.confine_seconds = [], None, {}  # zygote.runner_main
         self.input_sets, self.slots = [[]], [[]]  # per call of a batch: its inputs, its output buffers
-        self.places = {}  # placement > 0 -> {"inputs": sets, "slots": slots}, the judge's other places
-        self.copies = []  # the model's copies for placements 1, 2, ... (place)
         self.phase = None
         self.core = None  # the timing core, taken at the first request (zygote.timing_cores)
         numerics.pin()  # before any code of the task's or the candidate's
@@ -97,36 +91,14 @@ class Runner:
 
     def inputs_(self, message, fds):
         tensors = self.map_arena(message["arena"], fds)
-        sets = [packing.unpack(items, tensors) for items in message["sets"]]
-        if message.get("placement"):
-            self.places.setdefault(int(message["placement"]), {})["inputs"] = sets
-        else:
-            self.input_sets = sets
+        self.input_sets = [packing.unpack(items, tensors) for items in message["sets"]]
         return {}
 
     def outputs(self, message, fds):
         tensors = self.map_arena(message["arena"], fds)
         per_call = int(message["per_call"])
-        slots = [tensors[i:i + per_call] for i in range(0, len(tensors), per_call)]
-        if message.get("placement"):
-            self.places.setdefault(int(message["placement"]), {})["slots"] = slots
-        else:
-            self.slots = slots
+        self.slots = [tensors[i:i + per_call] for i in range(0, len(tensors), per_call)]
         return {}
-
-    def place(self, message, fds):
-        """Copies of the model for the judge's other places (timing.placement_of): its parameters
-        and buffers elsewhere in device memory. A model that cannot be copied runs as itself."""
-        self.copies = []
-        size = sum(t.numel() * t.element_size() for t in [*self.model.parameters(), *self.model.buffers()])
-        for _ in range(int(message["count"]) - 1):
-            if size * (len(self.copies) + 1) > COPIES_MAX_BYTES:
-                break
-            try:
-                self.copies.append(copy.deepcopy(self.model))
-            except Exception:
-                break
-        return {"copies": len(self.copies)}
 
     def call(self, message, fds):
         """One correctness call (set 0, slot 0), its generated launches recorded in its mode."""
@@ -166,26 +138,21 @@ class Runner:
         traced_rep = message.get("rep")
         self.enter(tracing.BATCH if traced_rep is None else tracing.timed_phase(int(traced_rep)))
         try:
-            placement = int(message.get("placement") or 0)
-            model = self.copies[(placement - 1) % len(self.copies)] if placement and self.copies else self.model
-            model.train(False)
-            place = self.places.get(placement, {})
+            self.model.train(False)
             waited = isolation.run_delay_s()
-            answer = self.run(model, int(message["k"]), int(message.get("passes") or 1),
-                              place.get("inputs", self.input_sets), place.get("slots", self.slots))
+            answer = self.run(self.model, int(message["k"]), int(message.get("passes") or 1))
             answer.setdefault("waited_s", isolation.run_delay_s() - waited)
             return answer
         finally:
             self.enter(tracing.IDLE if traced_rep is None else tracing.CHECKS)
 
-    def run(self, model, k: int, passes: int = 1, input_sets: list = None, slots: list = None) -> dict:
-        input_sets, slots = input_sets or self.input_sets, slots or self.slots
-        if not 1 <= k <= min(len(input_sets), len(slots)):
+    def run(self, model, k: int, passes: int = 1) -> dict:
+        if not 1 <= k <= min(len(self.input_sets), len(self.slots)):
             return self.refusal("RUNTIME_ERROR", f"a batch of {k} calls without {k} input sets and slots")
         aliases = False
         try:
             with torch.no_grad():
-                for inputs, slot in list(zip(input_sets[:k], slots[:k])) * max(passes, 1):
+                for inputs, slot in list(zip(self.input_sets[:k], self.slots[:k])) * max(passes, 1):
                     out = model(*inputs)
                     try:
                         flat = compare.flatten(out)
@@ -259,8 +226,7 @@ class Runner:
 
 
 OPS = {"ping": Runner.ping, "build": Runner.build, "inputs": Runner.inputs_, "outputs": Runner.outputs,
-       "call": Runner.call, "warm": Runner.warm, "batch": Runner.batch, "state": Runner.state,
-       "profile": Runner.profile, "launches": Runner.launches, "release": Runner.release, "place": Runner.place,
+       "call": Runner.call, "warm": Runner.warm, "batch": Runner.batch, "state": Runner.state, "profile": Runner.profile, "launches": Runner.launches, "release": Runner.release,
        "finish": Runner.finish}
 
 

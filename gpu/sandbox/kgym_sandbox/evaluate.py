@@ -243,8 +243,8 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     lap("timing_quiet")
     reference.eval()
     timed = timing.plan(timed_reference, planned, device, int(opts["timing_reps"]), new_inputs,
-                        int(opts["batch_memory_mb"]) << 20, int(opts.get("timing_placements", 1)))
-    result["timed_batch_calls"], result["timed_placements"] = timed["batch"], timed["placements"]
+                        int(opts["batch_memory_mb"]) << 20)
+    result["timed_batch_calls"] = timed["batch"]
     timed_reference.load_state(reference)  # BatchNorm's running statistics as the trials left them
     # GPU only: on the CPU the next evaluations' start would share the cores being timed.
     timing_planned(device == "cuda" and not device_memory.large(result))
@@ -265,7 +265,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
                                         timing.StopRule(int(opts["timing_reps"]), float(opts["min_timed_s"]),
                                                         float(opts["max_timed_s"]), float(opts.get("timing_precision", 0.0))),
                                         timed["batch"], device, seconds,
-                                        lambda: rng.random() < TIMED_CHECK_SHARE, timed["placements"])
+                                        lambda: rng.random() < TIMED_CHECK_SHARE)
         lap.skip()  # time_interleaved counted its parts
         reference_changed = timed_reference.finish()  # its process exits while the traced calls run
         if device == "cuda" and candidate.traced and int(opts["traced_reps"]) > 0:

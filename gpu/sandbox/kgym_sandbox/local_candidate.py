@@ -109,12 +109,6 @@ class LocalCandidate:
     def slot_output(self, i: int) -> list:
         return self.outputs[i]
 
-    def place(self, placements: int) -> None:
-        pass  # one place: the in-process harness is a baseline, not a verdict
-
-    def use_placement(self, placement: int) -> None:
-        pass
-
     def profile(self, mode: str, seed: int, expected: list) -> tuple:
         self.model.train(mode == "train")
         torch.manual_seed(seed)

@@ -15,15 +15,6 @@ import torch
 from . import channel as channel_mod
 from . import device_memory, failures, numerics, packing, precision, shared_tensors
 
-class Place:
-    """One place's buffers of the judge's: the process's copies of a batch's input sets, and an
-    output buffer set per call."""
-
-    def __init__(self):
-        self.input_arena, self.input_layout, self.input_sets = None, None, 0
-        self.slots, self.slot_specs = [], None
-
-
 class RemoteCandidate:
     def __init__(self, chan: channel_mod.Channel, device: str, source: str, traced: bool, memory_limit_mb: int = 0,
                  trusted: bool = False):
@@ -36,7 +27,8 @@ class RemoteCandidate:
         self.reported_seconds = {}
         self.driver = shared_tensors.CudaDriver() if device == "cuda" else None
         self.overhead_s = 0.0  # timing.plan sets it
-        self.placement, self.places = 0, {0: Place()}  # where the next batch's buffers lie (timing.placement_of)
+        self.input_arena, self.input_layout, self.input_sets = None, None, 0  # the candidate's copies
+        self.slots, self.slot_specs = [], None  # per call of a batch: its output buffers
         self.batch_ms = []  # the judge's clock around each timed batch request, in order
 
     def request(self, phase: str, message: dict, fds: list = (), internal_ok: bool = False) -> dict:
@@ -171,15 +163,15 @@ class RemoteCandidate:
         """Gives the candidate its own copy of each input set (it may write into it; the
         reference never sees that copy): a new arena when the layout changes or more sets are
         needed than are shared, else written in place."""
-        tensors, place = [], self.places[self.placement]
+        tensors = []
         items = [packing.pack(inputs, tensors) for inputs in sets]
         layout = items[0], packing.flat_specs(tensors[:len(tensors) // len(sets)])
-        if layout != place.input_layout or len(sets) > place.input_sets:
+        if layout != self.input_layout or len(sets) > self.input_sets:
             arena = self.share(tensors)
-            self.request(phase, {"op": "inputs", "sets": items, "arena": arena.describe(), **self.where()}, arena.fds())
-            place.input_arena, place.input_layout, place.input_sets = arena, layout, len(sets)
+            self.request(phase, {"op": "inputs", "sets": items, "arena": arena.describe()}, arena.fds())
+            self.input_arena, self.input_layout, self.input_sets = arena, layout, len(sets)
         else:
-            for dst, src in zip(place.input_arena.tensors, tensors):
+            for dst, src in zip(self.input_arena.tensors, tensors):
                 dst.copy_(src)
         if self.device == "cuda":
             torch.cuda.synchronize()
@@ -190,34 +182,19 @@ class RemoteCandidate:
     def expect(self, expected: list, phase: str, k: int = 1) -> None:
         """k sets of output buffers shaped like the reference's outputs, for the candidate's
         calls to copy into (the judge's memory: nothing is read from the candidate's)."""
-        specs, place = packing.flat_specs(expected), self.places[self.placement]
-        if specs != place.slot_specs or k > len(place.slots):
+        specs = packing.flat_specs(expected)
+        if specs != self.slot_specs or k > len(self.slots):
             arena = shared_tensors.Arena(self.device, specs * k, self.driver)
-            self.request(phase, {"op": "outputs", "per_call": len(expected), "arena": arena.describe(), **self.where()},
-                         arena.fds())
-            place.slots = [arena.tensors[i:i + len(expected)] for i in range(0, len(arena.tensors), len(expected))]
-            place.slot_specs = specs
+            self.request(phase, {"op": "outputs", "per_call": len(expected), "arena": arena.describe()}, arena.fds())
+            self.slots = [arena.tensors[i:i + len(expected)] for i in range(0, len(arena.tensors), len(expected))]
+            self.slot_specs = specs
 
     def slot_output(self, i: int) -> list:
         """What call i left in its output buffers, compared where it lies (no copy: at
         KernelBench's sizes one output is up to 8 GiB). The buffers are the judge's, though
         the candidate's process keeps them mapped: values it writes after answering are work
         outside the time the judge saw, which the trace shows on the GPU (deferred work)."""
-        return list(self.places[self.placement].slots[i])
-
-    def place(self, placements: int) -> None:
-        """Asks the process for a copy of its model per place beyond the first (timing's
-        placements); one that cannot copy its model runs its one model in every place."""
-        if placements > 1:
-            self.request("timing", {"op": "place", "count": placements})
-
-    def use_placement(self, placement: int) -> None:
-        """Where the next fills, buffers and batches are (0: where the trials ran)."""
-        self.placement = placement
-        self.places.setdefault(placement, Place())
-
-    def where(self) -> dict:
-        return {"placement": self.placement} if self.placement else {}
+        return list(self.slots[i])
 
     # -- calls ---------------------------------------------------------------------------
 
@@ -262,8 +239,7 @@ class RemoteCandidate:
         traced timing rep instead of a batch. The clock around every batch request is kept
         (`batch_ms`): the executor matches each to the window the candidate's trace shows for it."""
         t0 = time.perf_counter()
-        pending = self.post("timing", {"op": "batch", "k": k, "passes": passes, **self.where(),
-                                       **({} if rep is None else {"rep": rep})})
+        pending = self.post("timing", {"op": "batch", "k": k, "passes": passes, **({} if rep is None else {"rep": rep})})
         try:
             answer = self.collect(pending)
         finally:

@@ -100,38 +100,20 @@ def warm_up(timed_reference, inputs: list, expected: list, started: dict) -> Non
     started["warming"] = timed_reference.start_batch(1, passes=started["warmup"])
 
 
-def plan(timed_reference, started: dict, device: str, reps: int, new_inputs, batch_memory_bytes: int,
-         placements: int = 1) -> dict:
+def plan(timed_reference, started: dict, device: str, reps: int, new_inputs, batch_memory_bytes: int) -> dict:
     """The calls per batch, from the timed reference's time per request of one call (after
     the warm-up `start_plan` sent, or one sent now) and the batch's memory budget (inputs and
-    outputs, each side: EvalOptions.batch_memory_mb), the places the batches take turns in
-    (`placements_within`: as many as asked, EvalOptions.timing_placements, that the budget
-    holds), and the reference's outputs as a pattern for the output buffers. Any GPU work of
-    the candidate's process meanwhile falls outside its request windows (HACKED)."""
+    outputs, each side: EvalOptions.batch_memory_mb), and the reference's outputs as a pattern
+    for the output buffers. Any GPU work of the candidate's process meanwhile falls outside
+    its request windows (HACKED)."""
     if started["warming"] is None:
         warm_up(timed_reference, new_inputs(), started["expected"], started)
     timed_reference.finish_batch(started["warming"])
     call_s = statistics.median(single_calls(timed_reference, Clock(device)))
     if device == "cuda":
         batch_memory_bytes = batch_budget(batch_memory_bytes, torch.cuda.mem_get_info()[0])
-    k = calls_per_batch(batch_size(call_s, started["set_bytes"], batch_memory_bytes), reps)
-    return {"batch": k, "expected": started["expected"],
-            "placements": placements_within(placements, k * started["set_bytes"], batch_memory_bytes)}
-
-
-MAX_PLACEMENTS = 8
-
-
-def placements_within(wanted: int, batch_bytes: int, memory_bytes: int) -> int:
-    """How many places a side's batches take turns in: `wanted` (at most MAX_PLACEMENTS), but
-    no more copies of a batch's inputs and outputs than the side's batch memory holds; at least 1."""
-    return int(max(1, min(wanted, MAX_PLACEMENTS, memory_bytes // max(batch_bytes, 1))))
-
-
-def placement_of(batch: int, placements: int) -> int:
-    """The place of batch `batch` (0, 1, ...): each place in turn for two batches, so that each
-    sees both orders of the sides (they alternate which runs first)."""
-    return (batch // 2) % max(placements, 1)
+    return {"batch": calls_per_batch(batch_size(call_s, started["set_bytes"], batch_memory_bytes), reps),
+            "expected": started["expected"]}
 
 
 MIN_BATCHES = 4  # a side's timed calls come in at least this many batches
@@ -225,13 +207,9 @@ def batch_size(call_s: float, set_bytes: int, memory_bytes: int) -> int:
 
 
 def time_interleaved(reference, candidate, new_inputs, expected: list, check, stop: StopRule, k: int,
-                     device: str, seconds: dict, check_this, placements: int = 1) -> dict:
+                     device: str, seconds: dict, check_this) -> dict:
     """Batches of k calls a side (from `plan`), alternating which side runs first; both sides
-    answer timed_batch for the same input sets, until `stop` says enough. With `placements`
-    P > 1 the batches take turns in P places (`placement_of`): each side's inputs, outputs and
-    model (a copy each: the process's `place`) lie elsewhere in device memory in each, so where
-    one evaluation's tensors happen to lie (0.2-0.6% of a GPU-bound model's time on an H100,
-    README) averages out within it instead of staying as that evaluation's error. Then takes what a
+    answer timed_batch for the same input sets, until `stop` says enough. Then takes what a
     request costs (`request_cost`: single-call requests to the reference against its batches)
     off every batch of both sides. `check(call, expected, given)` raises on a wrong timed
     output; `check_this()` says, per call after its batch, whether to compare it. Adds where
@@ -258,7 +236,6 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
             # below allocates a whole input set while both processes' own outputs and
             # workspaces are still held (at KernelBench's level-1 sizes the GPU ran out).
             side.release("timing")
-            side.place(placements)
             side.expect(expected, "timing", k)
         # No warm-up batch: both processes ran the model before (the trials, the runner's
         # warm-up), and a slow first batch falls among the quarter the IQM leaves out.
@@ -266,9 +243,6 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
         calls, batch = 0, 0
         while True:
             t0 = time.perf_counter()
-            for side in sides.values():
-                side.use_placement(placement_of(batch, placements))
-                side.expect(expected, "timing", k)  # a place's output buffers, made at its first batch
             refill()
             t1 = time.perf_counter()
             spent["timing_refill"] += t1 - t0
