@@ -29,12 +29,20 @@ request_journal::request_journal(const std::string& dir, std::chrono::millisecon
   exec("CREATE TABLE IF NOT EXISTS requests (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, "
        "request BLOB NOT NULL, answer BLOB, accepted_at REAL, answered_at REAL, route BLOB, delivered INTEGER)");
   add_missing_columns();
-  if (sqlite3_prepare_v2(db_, "INSERT OR IGNORE INTO requests (id, request, accepted_at, route) VALUES (?, ?, ?, ?)",
+  // Answers and delivery marks are rows of their own, keyed by their request's seq: appended, so
+  // nothing already written is written again (an UPDATE of the request's row rewrote its request
+  // too, twice a request). Rows written before they existed keep theirs in `requests`.
+  exec("CREATE TABLE IF NOT EXISTS answers (seq INTEGER PRIMARY KEY, answer BLOB NOT NULL, answered_at REAL NOT NULL)");
+  exec("CREATE TABLE IF NOT EXISTS deliveries (seq INTEGER PRIMARY KEY)");
+  if (sqlite3_prepare_v2(db_,
+                         "INSERT OR IGNORE INTO requests (id, request, accepted_at, route, delivered) "
+                         "VALUES (?, ?, ?, ?, 0)",
                          -1, &insert_, nullptr) != SQLITE_OK ||
-      sqlite3_prepare_v2(db_, "UPDATE requests SET answer = ?, answered_at = ?, delivered = ? WHERE id = ?", -1,
+      sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO answers (seq, answer, answered_at) VALUES (?, ?, ?)", -1,
                          &answer_, nullptr) != SQLITE_OK ||
-      sqlite3_prepare_v2(db_, "UPDATE requests SET delivered = 1 WHERE id = ?", -1, &delivered_, nullptr) !=
-          SQLITE_OK)
+      sqlite3_prepare_v2(db_, "INSERT OR IGNORE INTO deliveries (seq) VALUES (?)", -1, &delivered_, nullptr) !=
+          SQLITE_OK ||
+      sqlite3_prepare_v2(db_, "SELECT seq FROM requests WHERE id = ?", -1, &find_seq_, nullptr) != SQLITE_OK)
     throw std::runtime_error("request journal " + path_ + ": " + sqlite3_errmsg(db_));
 }
 
@@ -46,6 +54,7 @@ request_journal::~request_journal() {
   sqlite3_finalize(insert_);
   sqlite3_finalize(answer_);
   sqlite3_finalize(delivered_);
+  sqlite3_finalize(find_seq_);
   sqlite3_close(db_);
 }
 
@@ -102,28 +111,45 @@ void request_journal::accepted(const EvalRequest& request, const ReplyRoute* rou
     sqlite3_bind_null(insert_, 4);
   }
   step(insert_);
+  if (sqlite3_changes(db_) == 1)  // a request id seen before keeps its first row (seq_of finds it)
+    unanswered_[request.request_id()] = sqlite3_last_insert_rowid(db_);
+}
+
+std::optional<int64_t> request_journal::seq_of(const std::string& request_id) {
+  if (auto found = unanswered_.find(request_id); found != unanswered_.end())
+    return found->second;
+  sqlite3_bind_text(find_seq_, 1, request_id.c_str(), -1, SQLITE_TRANSIENT);
+  std::optional<int64_t> seq;
+  if (sqlite3_step(find_seq_) == SQLITE_ROW)
+    seq = sqlite3_column_int64(find_seq_, 0);
+  sqlite3_reset(find_seq_);
+  return seq;
 }
 
 void request_journal::answered(const EvalResult& answer, bool delivered) {
+  const auto seq = seq_of(answer.request_id());
+  if (!seq)  // never accepted here: nothing to answer
+    return;
+  unanswered_.erase(answer.request_id());
   begin();
   const std::string bytes = answer.SerializeAsString();
-  sqlite3_bind_blob(answer_, 1, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
-  sqlite3_bind_double(answer_, 2, unix_now());
-  sqlite3_bind_int(answer_, 3, 0);
-  sqlite3_bind_text(answer_, 4, answer.request_id().c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(answer_, 1, *seq);
+  sqlite3_bind_blob(answer_, 2, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+  sqlite3_bind_double(answer_, 3, unix_now());
   step(answer_);
   if (delivered)
-    this->delivered(answer.request_id());
+    deliveries_.emplace_back(*seq, std::chrono::steady_clock::now());
 }
 
 void request_journal::delivered(const std::string& request_id) {
-  deliveries_.emplace_back(request_id, std::chrono::steady_clock::now());
+  if (const auto seq = seq_of(request_id))
+    deliveries_.emplace_back(*seq, std::chrono::steady_clock::now());
 }
 
 void request_journal::apply_deliveries(std::chrono::steady_clock::time_point due) {
   while (!deliveries_.empty() && deliveries_.front().second <= due) {
     begin();
-    sqlite3_bind_text(delivered_, 1, deliveries_.front().first.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(delivered_, 1, deliveries_.front().first);
     step(delivered_);
     deliveries_.pop_front();
   }
@@ -177,8 +203,16 @@ std::vector<request_journal::entry> request_journal::load() {
   commit();
   std::vector<entry> entries;
   sqlite3_stmt* select = nullptr;
-  sqlite3_prepare_v2(db_, "SELECT request, answer, route, delivered FROM requests ORDER BY seq", -1, &select,
-                     nullptr);
+  // An answer in `answers` is delivered once its mark is in `deliveries`; a row answered before
+  // those tables existed keeps both in its own columns (delivered NULL: written before routes
+  // were kept, when every answer was delivered).
+  sqlite3_prepare_v2(db_,
+                     "SELECT r.request, COALESCE(a.answer, r.answer), r.route, "
+                     "CASE WHEN a.seq IS NOT NULL THEN d.seq IS NOT NULL "
+                     "ELSE r.delivered IS NULL OR r.delivered != 0 END "
+                     "FROM requests r LEFT JOIN answers a ON a.seq = r.seq LEFT JOIN deliveries d ON d.seq = r.seq "
+                     "ORDER BY r.seq",
+                     -1, &select, nullptr);
   while (sqlite3_step(select) == SQLITE_ROW) {
     entry e;
     e.request.ParseFromArray(sqlite3_column_blob(select, 0), sqlite3_column_bytes(select, 0));
@@ -191,7 +225,7 @@ std::vector<request_journal::entry> request_journal::load() {
       e.route.emplace();
       e.route->ParseFromArray(sqlite3_column_blob(select, 2), sqlite3_column_bytes(select, 2));
     }
-    e.delivered = sqlite3_column_type(select, 3) == SQLITE_NULL || sqlite3_column_int(select, 3) != 0;
+    e.delivered = sqlite3_column_int(select, 3) != 0;
     entries.push_back(std::move(e));
   }
   sqlite3_finalize(select);
@@ -201,12 +235,16 @@ std::vector<request_journal::entry> request_journal::load() {
 int request_journal::compact(std::chrono::seconds keep) {
   commit();
   sqlite3_stmt* remove = nullptr;
-  sqlite3_prepare_v2(db_, "DELETE FROM requests WHERE answered_at IS NOT NULL AND answered_at < ?", -1, &remove,
-                     nullptr);
+  sqlite3_prepare_v2(db_,
+                     "DELETE FROM requests WHERE seq IN (SELECT seq FROM answers WHERE answered_at < ?1) "
+                     "OR (answered_at IS NOT NULL AND answered_at < ?1)",
+                     -1, &remove, nullptr);
   sqlite3_bind_double(remove, 1, unix_now() - static_cast<double>(keep.count()));
   sqlite3_step(remove);
   sqlite3_finalize(remove);
   const int removed = sqlite3_changes(db_);
+  exec("DELETE FROM answers WHERE seq NOT IN (SELECT seq FROM requests)");
+  exec("DELETE FROM deliveries WHERE seq NOT IN (SELECT seq FROM requests)");
   exec("PRAGMA wal_checkpoint(TRUNCATE)");
   return removed;
 }

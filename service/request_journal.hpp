@@ -20,6 +20,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "messages/kgym.pb.h"
@@ -85,11 +86,16 @@ class request_journal {
   sqlite3_stmt* insert_ = nullptr;
   sqlite3_stmt* answer_ = nullptr;
   sqlite3_stmt* delivered_ = nullptr;
+  sqlite3_stmt* find_seq_ = nullptr;
+  // The seq of each request accepted since the journal opened and not answered yet: an answer
+  // finds its row without a lookup. Others (accepted before a restart) are looked up.
+  std::unordered_map<std::string, int64_t> unanswered_;
+  std::optional<int64_t> seq_of(const std::string& request_id);
   bool in_batch_ = false;
   std::chrono::steady_clock::time_point batch_opened_;
   std::chrono::milliseconds delivery_grace_;
   std::chrono::milliseconds batch_window_;
-  std::deque<std::pair<std::string, std::chrono::steady_clock::time_point>> deliveries_;  // marks waiting
+  std::deque<std::pair<int64_t, std::chrono::steady_clock::time_point>> deliveries_;  // marks waiting (seq)
   void apply_deliveries(std::chrono::steady_clock::time_point due);
   bool unsynced_ = false;  // commits since the last sync
   std::string path_;

@@ -436,6 +436,81 @@ TEST(RequestJournal, KeepsEachZeroMqClientsRouteUntilItsAnswerIsDelivered) {
   EXPECT_TRUE(entries[0].delivered);
 }
 
+// Answers and delivery marks are rows of their own (appended, nothing rewritten): a request
+// accepted by an earlier kgym (its row's own answer columns) and answered by this one is
+// undelivered until its mark; compaction forgets answered requests older than `keep`, with
+// their answers and marks, and keeps the unanswered.
+TEST(RequestJournal, AnswersAndMarksOfTheirOwnLoadAndCompactWithTheirRequests) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "journal_tables_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir / "journal.sqlite").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "CREATE TABLE requests (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, "
+                         "request BLOB NOT NULL, answer BLOB, accepted_at REAL, answered_at REAL, route BLOB, "
+                         "delivered INTEGER); "
+                         "INSERT INTO requests (id, request) VALUES ('old', x'0a036f6c64')",  // accepted, unanswered
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto answer_of = [](const std::string& id) {
+    EvalResult a;
+    a.set_request_id(id);
+    a.mutable_result()->set_verdict(OK);
+    return a;
+  };
+  auto request_of = [](const std::string& id) {
+    EvalRequest r;
+    r.set_request_id(id);
+    return r;
+  };
+  const auto grace = std::chrono::milliseconds(60000);
+  {
+    request_journal journal(dir.string(), grace);
+    journal.answered(answer_of("old"), true);  // its mark waits for the grace
+    journal.accepted(request_of("new"));
+    journal.accepted(request_of("open"));
+    journal.answered(answer_of("new"), false);
+    journal.answered(answer_of("never-accepted"), true);  // nothing to attach it to
+    journal.commit();
+    auto entries = journal.load();
+    ASSERT_EQ(entries.size(), 3u);
+    EXPECT_EQ(entries[0].request.request_id(), "old");
+    ASSERT_TRUE(entries[0].answer.has_value());
+    EXPECT_EQ(entries[0].answer->result().verdict(), OK);
+    EXPECT_FALSE(entries[0].delivered);  // not its NULL column's "delivered": its answer is new
+    EXPECT_TRUE(entries[1].answer.has_value());
+    EXPECT_FALSE(entries[1].delivered);
+    EXPECT_FALSE(entries[2].answer.has_value());
+    journal.delivered("new");
+    journal.settle_deliveries();
+    entries = journal.load();
+    EXPECT_TRUE(entries[0].delivered);
+    EXPECT_TRUE(entries[1].delivered);
+    EXPECT_EQ(journal.compact(std::chrono::seconds(3600)), 0);  // all answered just now
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(journal.compact(std::chrono::seconds(0)), 2);
+    entries = journal.load();
+    ASSERT_EQ(entries.size(), 1u);
+    EXPECT_EQ(entries[0].request.request_id(), "open");
+  }
+  ASSERT_EQ(sqlite3_open((dir / "journal.sqlite").c_str(), &db), SQLITE_OK);
+  auto count = [&](const char* sql) {
+    sqlite3_stmt* statement = nullptr;
+    sqlite3_prepare_v2(db, sql, -1, &statement, nullptr);
+    sqlite3_step(statement);
+    const int n = sqlite3_column_int(statement, 0);
+    sqlite3_finalize(statement);
+    return n;
+  };
+  EXPECT_EQ(count("SELECT count(*) FROM answers"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM deliveries"), 0);
+  sqlite3_close(db);
+  fs::remove_all(dir);
+}
+
 // The writer commits on its own thread: an answer's number is reported committed only once
 // another reader (a restart) finds it, a synced commit waits for the accepted requests before
 // it, and a stop leaves nothing posted behind, even inside the batch window.
