@@ -101,6 +101,9 @@ const hostile_case cases[] = {
     {"contends_reference", HACKED, "gpu_work_between_requests", true},
     {"defers_work", HACKED, "gpu_work_between_requests|wrong_output_when_timed", true},
     {"stretches_window", HACKED, "batch_window_longer_than_request|gpu_work_between_requests", true},
+    // Its work moved into the delivery of each batch's outputs (off the judge's clock on the
+    // GPU, where only copies may run); on the CPU the outputs are copied while timed.
+    {"works_in_delivery", HACKED, "gpu_work_between_requests|wrong_output_when_timed"},
     // Busy children on every core it can reach while the reference is timed: on the runners'
     // shared timing core its tree runs at the lowest priority (held there by a cpuset where
     // granted), the reference at the highest (a launch-bound task, whose time is its host side's).

@@ -133,6 +133,27 @@ TEST(TraceCheck, KnowsTheHarnesssPhaseCalls) {
   EXPECT_EQ(phase_protocol(longer, expected), "deviates");
 }
 
+// On the GPU each batch's outputs reach the judge on a delivery of its own (deliver, idle right
+// after the batch's idle call): the protocol reads without them, in the old traces and the new.
+TEST(TraceCheck, LeavesEachBatchsDeliveryOutOfTheProtocol) {
+  const auto expected = expected_phase_calls(1, 2, 1);
+  const auto delivered = phase_calls_named({"train", "checks", "eval", "checks", "batch", "idle", "deliver", "idle",
+                                            "batch", "idle", "deliver", "idle", "timed:0", "checks", "untraced"});
+  EXPECT_EQ(phase_names(without_deliveries(delivered)), phase_names(expected));
+  EXPECT_EQ(phase_protocol(delivered, expected), "complete");
+  EXPECT_EQ(phase_protocol(expected, expected), "complete");  // the CPU's: no deliveries
+  // Killed in its first delivery: a prefix.
+  EXPECT_EQ(phase_protocol(phase_calls_named({"train", "checks", "eval", "checks", "batch", "idle", "deliver"}),
+                           expected),
+            "partial");
+  // A deliver call anywhere else is not the harness's.
+  EXPECT_EQ(phase_protocol(phase_calls_named({"train", "checks", "deliver", "eval"}), expected), "deviates");
+  EXPECT_EQ(phase_protocol(phase_calls_named({"train", "checks", "eval", "checks", "batch", "idle", "deliver", "idle",
+                                              "deliver", "idle"}),
+                           expected),
+            "deviates");
+}
+
 ExecResult result_with(Verdict verdict) {
   ExecResult r;
   r.set_verdict(verdict);
@@ -309,6 +330,59 @@ TEST(RequestWindows, FindAWindowLongerThanItsRequest) {
   // Within the slack it stands.
   EXPECT_EQ(check_request_windows(timing_trace({}), {0.96, 0.96}).longer, 0);
   EXPECT_EQ(check_request_windows(timing_trace({}), {0.94, 0.96}).longer, 1);
+}
+
+// Deliveries: windows [2.2, 2.6] and [6.2, 6.6] ms after the batches' (the deliver and idle
+// calls), the judge's delivery requests 0.5 ms each, two copies each at most.
+checked_trace delivered_trace(std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>> work) {
+  checked_trace t;
+  t.phase_calls = phase_calls_named({"checks", "batch", "idle", "deliver", "idle", "batch", "idle", "deliver", "idle",
+                                     "timed:0", "checks", "untraced"});
+  t.phase_at_ns = {500'000, 1'000'000, 2'000'000, 2'200'000, 2'600'000, 5'000'000, 6'000'000, 6'200'000, 6'600'000,
+                   9'000'000, 9'500'000, 9'600'000};
+  for (const auto& [name, span] : work) {
+    KernelActivity k;
+    k.set_name(name);
+    k.set_start_ns(span.first);
+    k.set_end_ns(span.second);
+    t.kernels.push_back(k);
+  }
+  return t;
+}
+
+const std::vector<double> delivery_ms = {0.5, 0.5};
+
+TEST(RequestWindows, LetADeliveryCopyItsOutputsAndNothingElse) {
+  auto honest = check_request_windows(delivered_trace({{"k", {1'100'000, 1'900'000}},
+                                                       {"[memcpy]", {2'250'000, 2'400'000}},
+                                                       {"[memcpy]", {2'400'000, 2'550'000}},
+                                                       {"k", {5'100'000, 5'900'000}},
+                                                       {"[memcpy]", {6'300'000, 6'500'000}}}),
+                                      judge_ms, delivery_ms, 2);
+  EXPECT_EQ(honest.windows, 2);
+  EXPECT_EQ(honest.deliveries, 2);
+  EXPECT_EQ(honest.outside, 0) << honest.first_outside;
+  EXPECT_EQ(honest.longer, 0) << honest.first_longer;
+  // A kernel in a delivery (work moved out of the timed request), and a third copy where two
+  // outputs were delivered.
+  auto moved = check_request_windows(delivered_trace({{"k", {2'250'000, 2'500'000}}}), judge_ms, delivery_ms, 2);
+  EXPECT_EQ(moved.outside, 1);
+  EXPECT_EQ(moved.first_outside, "'k' (0.250 ms) ran from 0.050 to 0.300 ms after delivery 0 opened (it closed at 0.400 ms)");
+  auto extra = check_request_windows(delivered_trace({{"[memcpy]", {2'250'000, 2'300'000}},
+                                                      {"[memcpy]", {2'300'000, 2'350'000}},
+                                                      {"[memcpy]", {2'350'000, 2'400'000}}}),
+                                     judge_ms, delivery_ms, 2);
+  EXPECT_EQ(extra.outside, 1);
+  // Copies after the delivery's idle call: left running into the reference's timing.
+  EXPECT_EQ(check_request_windows(delivered_trace({{"[memcpy]", {3'000'000, 3'100'000}}}), judge_ms, delivery_ms, 2)
+                .outside,
+            1);
+  // A delivery window longer than the judge's clock around it: its calls were moved.
+  EXPECT_EQ(check_request_windows(delivered_trace({}), judge_ms, {0.5, 0.3}, 2).longer, 1);
+  ExecResult r = result_with(OK);
+  apply_request_windows(moved, false, &r);
+  EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED");
+  EXPECT_EQ(r.evidence(0).kind(), GPU_WORK_BETWEEN_REQUESTS);
 }
 
 TEST(RequestWindows, AnUnclosedWindowAndNoWindowsAtAll) {

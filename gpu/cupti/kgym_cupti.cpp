@@ -99,7 +99,8 @@ enum class tracing { off, windows, full };
 tracing tracing_of(int phase) {
   if (phase == kgym::TRACE_UNTRACED)
     return tracing::off;
-  return phase == kgym::TRACE_BATCH || phase == kgym::TRACE_IDLE ? tracing::windows : tracing::full;
+  return phase == kgym::TRACE_BATCH || phase == kgym::TRACE_IDLE || phase == kgym::TRACE_DELIVER ? tracing::windows
+                                                                                               : tracing::full;
 }
 
 const CUpti_ActivityKind copies[] = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};

@@ -13,52 +13,65 @@ namespace {
 
 struct window {
   uint64_t open_ns, close_ns;
+  bool delivery;  // a delivery's window (copies only), else a batch's
+  int index;      // among the windows of its kind
+  int copies = 0;
 };
 
 std::string describe(const KernelActivity& k, const std::vector<window>& windows) {
   // The last window that opened before it: where the work sits in the timing.
   auto after = std::upper_bound(windows.begin(), windows.end(), k.start_ns(),
                                 [](uint64_t t, const window& w) { return t < w.open_ns; });
-  char text[300];
+  char text[360];
   if (after == windows.begin()) {
     std::snprintf(text, sizeof text, "'%.120s' (%.3f ms) began before the first batch", k.name().c_str(),
                   (k.end_ns() - k.start_ns()) / 1e6);
   } else {
     const window& w = *(after - 1);
-    std::snprintf(text, sizeof text, "'%.120s' (%.3f ms) ran from %.3f to %.3f ms after batch %d opened (it closed at %.3f ms)",
+    std::snprintf(text, sizeof text, "'%.120s' (%.3f ms) ran from %.3f to %.3f ms after %s %d opened (it closed at %.3f ms)",
                   k.name().c_str(), (k.end_ns() - k.start_ns()) / 1e6, (static_cast<double>(k.start_ns()) - w.open_ns) / 1e6,
-                  (static_cast<double>(k.end_ns()) - w.open_ns) / 1e6, static_cast<int>(after - windows.begin()) - 1,
+                  (static_cast<double>(k.end_ns()) - w.open_ns) / 1e6, w.delivery ? "delivery" : "batch", w.index,
                   (w.close_ns - w.open_ns) / 1e6);
   }
   return text;
 }
 
+// The phase that opens a window: a batch, or (right after a batch's idle call) its delivery.
+bool opens_delivery(const std::vector<PhaseCall>& calls, size_t i) {
+  return calls[i].kind() == TRACE_DELIVER && i >= 2 && calls[i - 1].kind() == TRACE_IDLE &&
+         calls[i - 2].kind() == TRACE_BATCH;
+}
+
 }  // namespace
 
-request_windows check_request_windows(const checked_trace& trace, const std::vector<double>& judge_batch_ms) {
+request_windows check_request_windows(const checked_trace& trace, const std::vector<double>& judge_batch_ms,
+                                      const std::vector<double>& judge_delivery_ms, int delivery_copies) {
   request_windows found;
   std::vector<window> windows;
   uint64_t section_end = std::numeric_limits<uint64_t>::max();
   const auto& calls = trace.phase_calls;
   for (size_t i = 0; i < calls.size() && i < trace.phase_at_ns.size(); ++i) {
-    if (calls[i].kind() == TRACE_BATCH) {
+    const bool batch = calls[i].kind() == TRACE_BATCH, delivery = opens_delivery(calls, i);
+    if (batch || delivery) {
       uint64_t close = i + 1 < trace.phase_at_ns.size() ? trace.phase_at_ns[i + 1] : section_end;
-      windows.push_back({trace.phase_at_ns[i], close});
+      windows.push_back({trace.phase_at_ns[i], close, delivery, delivery ? found.deliveries++ : found.windows++});
     } else if (!windows.empty() && calls[i].kind() != TRACE_IDLE && section_end == std::numeric_limits<uint64_t>::max()) {
-      section_end = trace.phase_at_ns[i];
+      section_end = trace.phase_at_ns[i];  // a delivery call out of place ends the section: work after it is outside
     }
   }
-  found.windows = static_cast<int>(windows.size());
   if (windows.empty())
     return found;
   const uint64_t slack = static_cast<uint64_t>(window_slack_ms * 1e6);
-  for (size_t i = 0; i < windows.size() && i < judge_batch_ms.size(); ++i) {
-    double window_ms = (windows[i].close_ns - windows[i].open_ns) / 1e6;
-    if (windows[i].close_ns < windows[i].open_ns || window_ms > judge_batch_ms[i] + window_slack_ms) {
+  for (const auto& w : windows) {
+    const auto& judge_ms = w.delivery ? judge_delivery_ms : judge_batch_ms;
+    if (w.index >= static_cast<int>(judge_ms.size()))
+      continue;
+    double window_ms = (w.close_ns - w.open_ns) / 1e6;
+    if (w.close_ns < w.open_ns || window_ms > judge_ms[w.index] + window_slack_ms) {
       if (found.longer++ == 0) {
         char text[200];
-        std::snprintf(text, sizeof text, "batch %zu: its window in the trace lasted %.3f ms, the judge's request %.3f ms",
-                      i, window_ms, judge_batch_ms[i]);
+        std::snprintf(text, sizeof text, "%s %d: its window in the trace lasted %.3f ms, the judge's request %.3f ms",
+                      w.delivery ? "delivery" : "batch", w.index, window_ms, judge_ms[w.index]);
         found.first_longer = text;
       }
     }
@@ -71,6 +84,8 @@ request_windows check_request_windows(const checked_trace& trace, const std::vec
                                   [](uint64_t t, const window& w) { return t < w.open_ns; });
     bool inside = after != windows.begin() &&
                   (k.end_ns() <= (after - 1)->close_ns || k.end_ns() - (after - 1)->close_ns <= slack);
+    if (inside && (after - 1)->delivery)  // a delivery moves its outputs: copies, as many as they are
+      inside = k.name() == "[memcpy]" && (after - 1)->copies++ < delivery_copies;
     if (inside)
       continue;
     if (found.outside++ == 0)
@@ -89,16 +104,19 @@ void apply_request_windows(const request_windows& found, bool no_hacking_check, 
       mark_hacked(result, PHASE_TIMING, message);
   };
   if (found.outside > 0) {
-    char text[120];
-    std::snprintf(text, sizeof text, "%d kernels or copies (%.3f ms of GPU time) outside the candidate's %d batch windows; ",
-                  found.outside, found.outside_ms, found.windows);
+    char text[200];
+    std::snprintf(text, sizeof text, "%d kernels or copies (%.3f ms of GPU time) outside the candidate's %d batch windows%s; ",
+                  found.outside, found.outside_ms, found.windows,
+                  found.deliveries ? " and what its deliveries may copy" : "");
     hack(GPU_WORK_BETWEEN_REQUESTS, text + found.first_outside,
          "the candidate's process ran GPU work between its timed requests (while the reference was timed, or "
          "left running past its answers)");
   }
   if (found.longer > 0)
     hack(BATCH_WINDOW_LONGER_THAN_REQUEST,
-         std::to_string(found.longer) + " of " + std::to_string(found.windows) + " batch windows; " + found.first_longer,
+         std::to_string(found.longer) + " of " + std::to_string(found.windows) + " batch windows" +
+             (found.deliveries ? " and " + std::to_string(found.deliveries) + " deliveries" : "") + "; " +
+             found.first_longer,
          "the candidate's trace shows batch windows longer than the judge's requests (its phase calls were moved)");
 }
 

@@ -3,7 +3,10 @@
 // judge times the reference, checks outputs and refills inputs, so nothing of the candidate's
 // may run on the GPU then: no background work slowing the reference, no work deferred past an
 // answer. And no window may be longer than the judge's own clock around that request, or the
-// phase calls were moved to cover such work.
+// phase calls were moved to cover such work. On the GPU each batch is followed by its delivery
+// (phase "deliver", then "idle" again): its outputs copied into the judge's buffers off the
+// judge's clock, in a window where device-to-device copies alone may run, at most as many as
+// its outputs, and that is no longer than the judge's clock around the delivery request.
 #pragma once
 
 #include <string>
@@ -14,11 +17,12 @@
 namespace kgym {
 
 struct request_windows {
-  int windows = 0;
+  int windows = 0;            // batch windows
+  int deliveries = 0;         // delivery windows
   int outside = 0;            // kernels, copies and memsets of the timing section outside every window
   double outside_ms = 0;      // their GPU time
   std::string first_outside;  // the first of them, where it ran
-  int longer = 0;             // windows longer than the judge's request around them
+  int longer = 0;             // windows (batch or delivery) longer than the judge's request around them
   std::string first_longer;
 };
 
@@ -27,9 +31,11 @@ struct request_windows {
 constexpr double window_slack_ms = 0.05;
 
 // `judge_batch_ms`: the judge's clock around each batch request, in order (ExecResult's
-// timed_batch_ms). The timing section runs from the first window's opening to the first phase
-// call after the last window (the traced reps, or the end). Pure.
-request_windows check_request_windows(const checked_trace& trace, const std::vector<double>& judge_batch_ms);
+// timed_batch_ms); `judge_delivery_ms` and `delivery_copies` the same for the deliveries
+// (ExecResult's delivery_ms, delivery_copies). The timing section runs from the first window's
+// opening to the first phase call after the last window (the traced reps, or the end). Pure.
+request_windows check_request_windows(const checked_trace& trace, const std::vector<double>& judge_batch_ms,
+                                      const std::vector<double>& judge_delivery_ms = {}, int delivery_copies = 0);
 
 // For a result the sandbox found OK: work outside the windows -> HACKED
 // "gpu_work_between_requests"; a window longer than its request -> HACKED

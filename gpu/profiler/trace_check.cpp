@@ -127,7 +127,23 @@ std::vector<PhaseCall> expected_phase_calls(int trials, int batches, int traced_
   return calls;
 }
 
-std::string phase_protocol(const std::vector<PhaseCall>& calls, const std::vector<PhaseCall>& expected) {
+std::vector<PhaseCall> without_deliveries(const std::vector<PhaseCall>& calls) {
+  std::vector<PhaseCall> kept;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const bool delivery = calls[i].kind() == TRACE_DELIVER && i >= 2 && calls[i - 1].kind() == TRACE_IDLE &&
+                          calls[i - 2].kind() == TRACE_BATCH;
+    if (!delivery) {
+      kept.push_back(calls[i]);
+      continue;
+    }
+    if (i + 1 < calls.size() && calls[i + 1].kind() == TRACE_IDLE)
+      ++i;  // its idle call goes with it
+  }
+  return kept;
+}
+
+std::string phase_protocol(const std::vector<PhaseCall>& all_calls, const std::vector<PhaseCall>& expected) {
+  const auto calls = without_deliveries(all_calls);
   const size_t same = common_prefix(calls, expected);
   if (same == calls.size() && same == expected.size())
     return "complete";
@@ -150,18 +166,19 @@ void apply_trace_integrity(const checked_trace& trace, const std::vector<PhaseCa
              trace.first_rejected,
          "the trace holds lines the trace writer did not write");
   std::string protocol = phase_protocol(trace.phase_calls, expected);
-  const size_t at = common_prefix(trace.phase_calls, expected);
+  const auto calls = without_deliveries(trace.phase_calls);
+  const size_t at = common_prefix(calls, expected);
   if (protocol == "deviates")
     hack(PHASE_SEQUENCE,
          "phase call " + std::to_string(at + 1) + " was '" +
-             (at < trace.phase_calls.size() ? trace_phase_name(trace.phase_calls[at]) : std::string("(none)")) +
+             (at < calls.size() ? trace_phase_name(calls[at]) : std::string("(none)")) +
              "', the harness's is '" + (at < expected.size() ? trace_phase_name(expected[at]) : std::string("(none)")) +
              "'",
          "the profiler's phases were set by someone other than the harness");
   else if (result->verdict() == OK && (protocol != "complete" || !trace.ended))
     hack(TRACE_INCOMPLETE,
          std::string(trace.ended ? "the trace ended" : "the trace has no end record") + " after " +
-             std::to_string(trace.phase_calls.size()) + " of the harness's " + std::to_string(expected.size()) +
+             std::to_string(calls.size()) + " of the harness's " + std::to_string(expected.size()) +
              " phase calls",
          "a result arrived for an evaluation the trace shows unfinished");
 }

@@ -48,13 +48,19 @@ ProfileReport profile_of(const checked_trace& trace);
 
 // The candidate process's phase calls for a whole evaluation (candidate_runner.py, as the
 // judge drives it in evaluate.py): per correctness trial train, checks, eval, checks; per
-// timed batch (as many as the judge reports timing) batch, idle; per traced rep timed:<i>,
+// timed batch (as many as the judge reports timing) batch, idle (on the GPU then deliver,
+// idle, which phase_protocol leaves out: without_deliveries); per traced rep timed:<i>,
 // checks (GPU only: none on the CPU); untraced before the trace ends.
 std::vector<PhaseCall> expected_phase_calls(int trials, int batches, int traced_reps);
 
-// How the recorded calls relate to the protocol: "complete" (all of it), "partial" (a
-// prefix of it, perhaps closed by the final untraced: an evaluation that stopped early),
-// or "deviates" (calls the harness does not make: the candidate called the library).
+// The calls without the GPU's deliveries: a deliver call right after a batch's idle call, and
+// the idle call after it (request_windows checks what ran there). A deliver call anywhere
+// else stays, off the protocol.
+std::vector<PhaseCall> without_deliveries(const std::vector<PhaseCall>& calls);
+
+// How the recorded calls (without_deliveries) relate to the protocol: "complete" (all of it),
+// "partial" (a prefix of it, perhaps closed by the final untraced: an evaluation that stopped
+// early), or "deviates" (calls the harness does not make: the candidate called the library).
 std::string phase_protocol(const std::vector<PhaseCall>& calls, const std::vector<PhaseCall>& expected);
 
 // Applies the trace's integrity to a result (the evidence is kept even with the check off):

@@ -103,6 +103,26 @@ class Compare(unittest.TestCase):
         self.assertTrue(compare.aliases((torch.zeros(1), x.view(2, 4)), [x]))
         self.assertFalse(compare.aliases(x.clone(), [x]))
 
+    def test_only_plain_contiguous_outputs_are_delivered_after_the_timing(self):
+        x = torch.ones(4, 6)
+
+        class Marked(torch.Tensor):
+            pass
+
+        self.assertTrue(compare.deliverable([x, torch.zeros(3), torch.tensor(2.0)]))
+        self.assertFalse(compare.deliverable([x, x.t()]))               # a copy would be a kernel
+        self.assertFalse(compare.deliverable([x[:, ::2]]))
+        self.assertFalse(compare.deliverable([x.as_subclass(Marked)]))  # its copy_ may be anything
+        self.assertFalse(compare.deliverable([torch._neg_view(x)]))
+
+    def test_one_buffer_returned_by_several_calls(self):
+        a, b, shared = torch.ones(8), torch.ones(8), torch.ones(16)
+        self.assertFalse(compare.calls_share_storage([[a], [b], [torch.zeros(0)]]))
+        self.assertTrue(compare.calls_share_storage([[a], [b], [a]]))
+        self.assertTrue(compare.calls_share_storage([[shared[:8]], [shared[4:12]]]))
+        self.assertTrue(compare.calls_share_storage([[shared[:8]], [shared[8:]]]))  # one storage: taken as shared
+        self.assertFalse(compare.calls_share_storage([[a, a]]))  # within one call: each output has its slot
+
     def test_fingerprint_tells_equal_from_different(self):
         a = torch.arange(1000.0)
         b = a.clone()

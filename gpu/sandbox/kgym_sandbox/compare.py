@@ -186,6 +186,27 @@ def aliases(output, inputs: list) -> bool:
     return False
 
 
+def deliverable(outputs: list) -> bool:
+    """Whether a plain device-to-device copy moves each of these outputs into a buffer of their
+    shape and dtype (PyTorch's copy_ then calls cudaMemcpyAsync, no kernel): plain tensors,
+    contiguous, without a pending negation or conjugation. Only those may be copied outside the
+    timed request (TRACE_DELIVER admits copies, no kernels)."""
+    return all(type(t) is torch.Tensor and t.is_contiguous() and not t.is_neg() and not t.is_conj()
+               for t in outputs)
+
+
+def calls_share_storage(outputs_by_call: list) -> bool:
+    """True when an output of one call shares a storage with an output of another (a buffer a
+    model returns again and again: kept outputs would then all hold the last call's values;
+    two slices of one storage count too, the safe side)."""
+    ranges = [[_storage_range(t) for t in outputs if t.numel()] for outputs in outputs_by_call]
+    for i, mine in enumerate(ranges):
+        for others in ranges[i + 1:]:
+            if any(lo < other_hi and other_lo < hi for lo, hi in mine for other_lo, other_hi in others):
+                return True
+    return False
+
+
 def fingerprints(expected: list, measured: list) -> tuple:
     """Cheap summaries of a call's output and of the reference's (from `compare`'s `measured`)
     that equal outputs share and different ones almost never do: shape, dtype, sum, sum of

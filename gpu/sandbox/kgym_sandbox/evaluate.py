@@ -245,6 +245,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     timed = timing.plan(timed_reference, planned, device, int(opts["timing_reps"]), new_inputs,
                         int(opts["batch_memory_mb"]) << 20)
     result["timed_batch_calls"] = timed["batch"]
+    result["delivery_copies"] = timed["batch"] * len(timed["expected"])
     timed_reference.load_state(reference)  # BatchNorm's running statistics as the trials left them
     # GPU only: on the CPU the next evaluations' start would share the cores being timed.
     timing_planned(device == "cuda" and not device_memory.large(result))
@@ -281,6 +282,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
         raise failure_from(exc, "timing", "while timing")
     finally:  # also for a failed timing: the executor matches them to the trace's windows
         result["timed_batch_ms"] = list(getattr(candidate, "batch_ms", []))
+        result["delivery_ms"] = list(getattr(candidate, "delivery_ms", []))
         memory.sample()
     changed = candidate.finish()
     lap("timing_finish")

@@ -30,6 +30,8 @@ class RemoteCandidate:
         self.input_arena, self.input_layout, self.input_sets = None, None, 0  # the candidate's copies
         self.slots, self.slot_specs = [], None  # per call of a batch: its output buffers
         self.batch_ms = []  # the judge's clock around each timed batch request, in order
+        self.delivery_ms = []  # ... and around each delivery of a batch's outputs (cuda)
+        self.keep_outputs = True  # the process keeps its outputs for the delivery (else copies them timed)
 
     def request(self, phase: str, message: dict, fds: list = (), internal_ok: bool = False) -> dict:
         """Sends one request and returns its answer; a failure for a dead or lying candidate.
@@ -237,15 +239,24 @@ class RemoteCandidate:
         """(seconds by the judge's clock, the answer) for `passes` passes of k eval-mode calls
         back to back, less the cost of a request (`raw`: with nothing taken off); with `rep`, a
         traced timing rep instead of a batch. The clock around every batch request is kept
-        (`batch_ms`): the executor matches each to the window the candidate's trace shows for it."""
+        (`batch_ms`): the executor matches each to the window the candidate's trace shows for it.
+        On the GPU the outputs the process kept then reach the judge's buffers on a request of
+        their own, off the clock (`deliver`; its clock in `delivery_ms`, matched alike)."""
         t0 = time.perf_counter()
-        pending = self.post("timing", {"op": "batch", "k": k, "passes": passes, **({} if rep is None else {"rep": rep})})
+        pending = self.post("timing", {"op": "batch", "k": k, "passes": passes, "keep": self.keep_outputs,
+                                       **({} if rep is None else {"rep": rep})})
         try:
             answer = self.collect(pending)
         finally:
             if rep is None:
                 self.batch_ms.append((time.perf_counter() - t0) * 1e3)
         seconds = max(time.perf_counter() - t0 - (0.0 if raw else self.overhead_s), 0.0)
+        if rep is None and self.device == "cuda":  # the outputs it kept, now, off the clock
+            t1 = time.perf_counter()
+            try:
+                self.request("timing", {"op": "deliver"})
+            finally:
+                self.delivery_ms.append((time.perf_counter() - t1) * 1e3)
         if "wrong" in answer:
             raise failures.Failure("HACKED", "timing", "wrong output while being timed: " + str(answer["wrong"])[:500],
                                    [{"kind": "WRONG_OUTPUT_WHEN_TIMED", "detail": str(answer["wrong"])[:500],

@@ -13,6 +13,7 @@ UNTRACED = (kgym_pb2.TRACE_UNTRACED, 0)
 CHECKS = (kgym_pb2.TRACE_CHECKS, 0)
 BATCH = (kgym_pb2.TRACE_BATCH, 0)
 IDLE = (kgym_pb2.TRACE_IDLE, 0)
+DELIVER = (kgym_pb2.TRACE_DELIVER, 0)
 
 
 def mode_phase(mode: str) -> tuple:
