@@ -25,7 +25,7 @@ class Runner:
         self.model = None
         self.granted, self.confine_error, self.confine_seconds = [], None, {}  # zygote.runner_main
         self.input_sets, self.slots = [[]], [[]]  # per call of a batch: its inputs, its output buffers
-        self.kept = []  # (slot, outputs) of the last timed batch, for `deliver`
+        self.kept = {}  # call -> (slot, outputs) of the last timed batch, for `deliver`
         self.phase = None
         self.core = None  # the timing core, taken at the first request (zygote.timing_cores)
         numerics.pin()  # before any code of the task's or the candidate's
@@ -149,12 +149,14 @@ class Runner:
             self.enter(tracing.IDLE if traced_rep is None else tracing.CHECKS)
 
     def deliver(self, message, fds):
-        """The last timed batch's outputs into the judge's buffers (those `run` kept), after the
-        judge's clock stopped: device-to-device copies, and nothing else of this process's may
-        run on the GPU here (TRACE_DELIVER; the executor counts the copies)."""
+        """The outputs `run` kept of the last timed batch's calls the judge names, into the
+        judge's buffers, after the judge's clock stopped: device-to-device copies, and nothing
+        else of this process's may run on the GPU here (TRACE_DELIVER; the executor counts the
+        copies)."""
         self.enter(tracing.DELIVER)
         try:
-            for slot, flat in self.kept:
+            for call in message.get("calls", []):
+                slot, flat = self.kept.get(int(call), ((), ()))
                 for dst, src in zip(slot, flat):
                     dst.copy_(src)
             if self.device == "cuda":
@@ -162,7 +164,7 @@ class Runner:
         except BaseException as exc:
             return self.refusal(failures.classify(exc), failures.last_line(exc))
         finally:
-            self.kept = []
+            self.kept = {}
             self.enter(tracing.IDLE)
         return {}
 
@@ -174,7 +176,7 @@ class Runner:
         if not 1 <= k <= min(len(self.input_sets), len(self.slots)):
             return self.refusal("RUNTIME_ERROR", f"a batch of {k} calls without {k} input sets and slots")
         aliases, kept = False, {}
-        self.kept = []
+        self.kept = {}
         try:
             with torch.no_grad():
                 for i, (inputs, slot) in enumerate(list(zip(self.input_sets[:k], self.slots[:k])) * max(passes, 1)):
@@ -195,11 +197,11 @@ class Runner:
                 torch.cuda.synchronize()
         except BaseException as exc:
             return self.refusal(failures.classify(exc), failures.last_line(exc))
-        self.kept = [kept[i] for i in sorted(kept)]
-        if compare.calls_share_storage([flat for _, flat in self.kept]):
+        self.kept = kept
+        if compare.calls_share_storage([flat for _, flat in kept.values()]):
             # One buffer returned by several calls: the earlier calls' outputs are gone. The last
-            # call's is delivered, and the judge copies inside the timing from now on.
-            self.kept = self.kept[-1:]
+            # call's may be delivered, and the judge copies inside the timing from now on.
+            self.kept = {i: v for i, v in kept.items() if i == k - 1}
             return {"aliases": aliases, "reused": True}
         return {"aliases": aliases}
 

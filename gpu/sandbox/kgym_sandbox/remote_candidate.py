@@ -240,8 +240,7 @@ class RemoteCandidate:
         back to back, less the cost of a request (`raw`: with nothing taken off); with `rep`, a
         traced timing rep instead of a batch. The clock around every batch request is kept
         (`batch_ms`): the executor matches each to the window the candidate's trace shows for it.
-        On the GPU the outputs the process kept then reach the judge's buffers on a request of
-        their own, off the clock (`deliver`; its clock in `delivery_ms`, matched alike)."""
+        On the GPU the process keeps the outputs for `deliver`."""
         t0 = time.perf_counter()
         pending = self.post("timing", {"op": "batch", "k": k, "passes": passes, "keep": self.keep_outputs,
                                        **({} if rep is None else {"rep": rep})})
@@ -251,17 +250,23 @@ class RemoteCandidate:
             if rep is None:
                 self.batch_ms.append((time.perf_counter() - t0) * 1e3)
         seconds = max(time.perf_counter() - t0 - (0.0 if raw else self.overhead_s), 0.0)
-        if rep is None and self.device == "cuda":  # the outputs it kept, now, off the clock
-            t1 = time.perf_counter()
-            try:
-                self.request("timing", {"op": "deliver"})
-            finally:
-                self.delivery_ms.append((time.perf_counter() - t1) * 1e3)
         if "wrong" in answer:
             raise failures.Failure("HACKED", "timing", "wrong output while being timed: " + str(answer["wrong"])[:500],
                                    [{"kind": "WRONG_OUTPUT_WHEN_TIMED", "detail": str(answer["wrong"])[:500],
                                      "source": "judge"}])
         return seconds, answer
+
+    def deliver(self, calls: list) -> None:
+        """On the GPU, the outputs of the last timed batch's `calls` (the judge's choice, made
+        after the batch) into their buffers, off the clock; the judge's clock around the request
+        is kept (`delivery_ms`): the executor matches each to the delivery window the trace shows."""
+        if self.device != "cuda" or not calls:
+            return
+        t0 = time.perf_counter()
+        try:
+            self.request("timing", {"op": "deliver", "calls": list(calls)})
+        finally:
+            self.delivery_ms.append((time.perf_counter() - t0) * 1e3)
 
     def profile(self, mode: str, seed: int, expected: list) -> tuple:
         """CPU mode: (PyTorch work left, modeled seconds, outputs or None, message)."""

@@ -4,10 +4,11 @@ Both sides are timed the same way, by the judge's own perf_counter around one re
 process of their own: the candidate's process, and the reference runner (the task's Model
 served by the very same runner code). A request is a batch of k calls run back to back, each
 on an input set of its own (fresh values, so caching on input contents gains nothing), then
-one device synchronisation. On the GPU the calls' outputs reach the judge's buffers on a
-request of their own after that, off the clock (a copy as long as a memory-bound forward
-would otherwise pull its speedup towards 1: README, trust model); on the CPU, and for
-outputs a plain copy cannot move, each call's output is copied inside the request. What a
+one device synchronisation. On the GPU the outputs of the calls the judge then chooses to
+compare reach its buffers on a request of their own, off the clock (a copy as long as a
+memory-bound forward would otherwise pull its speedup towards 1: README, trust model); on
+the CPU, and for outputs a plain copy cannot move, each call's output is copied inside the
+request. What a
 request costs besides its calls (the channel, the switch between CUDA contexts, first
 touches of freshly written memory: 0.2-0.8 ms on an H100) is then alike on both sides; a
 batch amortises it, and `request_cost` measures it on the reference runner (requests of one
@@ -220,7 +221,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
     clock = Clock(device)
     sides = {"ref": reference, "cand": candidate}
     spent = {"timing_warmup": 0.0, "timing_refill": 0.0, "timing_refill_make": 0.0, "timing_calls": 0.0,
-             "timing_checks": 0.0, "timing_reference_waited": 0.0}
+             "timing_delivery": 0.0, "timing_checks": 0.0, "timing_reference_waited": 0.0}
     raw, checked = {"ref": [], "cand": []}, 0  # seconds per batch, nothing taken off
 
     def refill() -> None:
@@ -271,13 +272,17 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
             calls += k
             batch += 1
             last = stop.done(raw["ref"], raw["cand"], calls)
-            for i in range(k):
-                if reused and i < k - 1:
-                    continue
-                if (last and i == k - 1) or check_this():
-                    check(calls - k + i, reference.slot_output(i), candidate.slot_output(i))
-                    checked += 1
-            spent["timing_checks"] += time.perf_counter() - t2
+            # The calls compared, chosen now that both sides have answered: on the GPU only their
+            # outputs are delivered (off the clock; a side learns the choice once its calls ran).
+            chosen = [i for i in range(k) if not (reused and i < k - 1) and ((last and i == k - 1) or check_this())]
+            for side in sides.values():
+                side.deliver(chosen)
+            t3 = time.perf_counter()
+            spent["timing_delivery"] += t3 - t2
+            for i in chosen:
+                check(calls - k + i, reference.slot_output(i), candidate.slot_output(i))
+                checked += 1
+            spent["timing_checks"] += time.perf_counter() - t3
             if last:
                 break
         t0 = time.perf_counter()
