@@ -257,11 +257,10 @@ class RemoteCandidate:
         return seconds, answer
 
     def deliver(self, calls: list) -> None:
-        """On the GPU, the outputs of the last timed batch's `calls` into their buffers, off the
-        clock; the process then lets go of every output it kept (so the judge asks even for none).
-        The judge's clock around the request is kept (`delivery_ms`): the executor matches each to
-        the delivery window the trace shows."""
-        if self.device != "cuda":
+        """On the GPU, the outputs of the last timed batch's `calls` (the judge's choice, made
+        after the batch) into their buffers, off the clock; the judge's clock around the request
+        is kept (`delivery_ms`): the executor matches each to the delivery window the trace shows."""
+        if self.device != "cuda" or not calls:
             return
         t0 = time.perf_counter()
         try:

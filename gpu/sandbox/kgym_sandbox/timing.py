@@ -4,10 +4,9 @@ Both sides are timed the same way, by the judge's own perf_counter around one re
 process of their own: the candidate's process, and the reference runner (the task's Model
 served by the very same runner code). A request is a batch of k calls run back to back, each
 on an input set of its own (fresh values, so caching on input contents gains nothing), then
-one device synchronisation. On the GPU the outputs then reach the judge's buffers on a
-request of their own, off the clock (a copy as long as a memory-bound forward would otherwise
-pull its speedup towards 1: README, trust model): all of the side that ran first, before the
-other side's batch, and of the other only the calls the judge then chooses to compare; on
+one device synchronisation. On the GPU the outputs of the calls the judge then chooses to
+compare reach its buffers on a request of their own, off the clock (a copy as long as a
+memory-bound forward would otherwise pull its speedup towards 1: README, trust model); on
 the CPU, and for outputs a plain copy cannot move, each call's output is copied inside the
 request. What a
 request costs besides its calls (the channel, the switch between CUDA contexts, first
@@ -251,22 +250,14 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
             refill()
             t1 = time.perf_counter()
             spent["timing_refill"] += t1 - t0
-            reused, delivering = False, 0.0
-            first, second = ("ref", "cand") if batch % 2 == 0 else ("cand", "ref")
-            for name in (first, second):
+            reused = False
+            for name in (("ref", "cand") if batch % 2 == 0 else ("cand", "ref")):
                 clock.ready()
                 seconds_taken, answer = sides[name].timed_batch(k, raw=True)
                 raw[name].append(seconds_taken)
                 reused = reused or answer.get("reused") is True
                 if name == "ref":  # the trusted runner's word: how long it waited for its core
                     spent["timing_reference_waited"] += float(answer.get("waited_s", 0.0))
-                if name == first:
-                    # Every output of the side that ran first, before the other side's batch: its
-                    # memory is free again for that batch, and how long this takes says nothing of
-                    # which calls will be compared (chosen after both batches, below).
-                    t_first = time.perf_counter()
-                    sides[name].deliver(list(range(k)))
-                    delivering = time.perf_counter() - t_first
             if reused:
                 # A side's calls returned one buffer again and again, so only its last call's
                 # outputs reached the judge: this pair is dropped (one side was timed without its
@@ -277,16 +268,15 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
                 raw["ref"].pop()
                 raw["cand"].pop()
             t2 = time.perf_counter()
-            spent["timing_calls"] += t2 - t1 - delivering
-            spent["timing_delivery"] += delivering
+            spent["timing_calls"] += t2 - t1
             calls += k
             batch += 1
             last = stop.done(raw["ref"], raw["cand"], calls)
-            # The calls compared, chosen now that both sides have answered: of the side that ran
-            # second only their outputs are delivered (it learns the choice once its calls ran;
-            # an empty delivery frees its outputs all the same).
+            # The calls compared, chosen now that both sides have answered: on the GPU only their
+            # outputs are delivered (off the clock; a side learns the choice once its calls ran).
             chosen = [i for i in range(k) if not (reused and i < k - 1) and ((last and i == k - 1) or check_this())]
-            sides[second].deliver(chosen)
+            for side in sides.values():
+                side.deliver(chosen)
             t3 = time.perf_counter()
             spent["timing_delivery"] += t3 - t2
             for i in chosen:
