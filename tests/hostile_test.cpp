@@ -104,6 +104,10 @@ const hostile_case cases[] = {
     // Its work moved into the delivery of each batch's outputs (off the judge's clock on the
     // GPU, where only copies may run); on the CPU the outputs are copied while timed.
     {"works_in_delivery", HACKED, "gpu_work_between_requests|wrong_output_when_timed"},
+    // One output buffer returned every call: the delivery cannot hold each call's, so both sides
+    // copy inside the timing; honest it stays OK, stale between its calls it is caught.
+    {"reuses_output_buffer", OK, ""},
+    {"stale_reused_buffer", HACKED, "wrong_output_when_timed"},
     // Busy children on every core it can reach while the reference is timed: on the runners'
     // shared timing core its tree runs at the lowest priority (held there by a cpuset where
     // granted), the reference at the highest (a launch-bound task, whose time is its host side's).

@@ -36,12 +36,6 @@ std::string describe(const KernelActivity& k, const std::vector<window>& windows
   return text;
 }
 
-// The phase that opens a window: a batch, or (right after a batch's idle call) its delivery.
-bool opens_delivery(const std::vector<PhaseCall>& calls, size_t i) {
-  return calls[i].kind() == TRACE_DELIVER && i >= 2 && calls[i - 1].kind() == TRACE_IDLE &&
-         calls[i - 2].kind() == TRACE_BATCH;
-}
-
 }  // namespace
 
 request_windows check_request_windows(const checked_trace& trace, const std::vector<double>& judge_batch_ms,

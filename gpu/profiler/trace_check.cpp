@@ -127,12 +127,15 @@ std::vector<PhaseCall> expected_phase_calls(int trials, int batches, int traced_
   return calls;
 }
 
+bool opens_delivery(const std::vector<PhaseCall>& calls, size_t i) {
+  return calls[i].kind() == TRACE_DELIVER && i >= 2 && calls[i - 1].kind() == TRACE_IDLE &&
+         calls[i - 2].kind() == TRACE_BATCH;
+}
+
 std::vector<PhaseCall> without_deliveries(const std::vector<PhaseCall>& calls) {
   std::vector<PhaseCall> kept;
   for (size_t i = 0; i < calls.size(); ++i) {
-    const bool delivery = calls[i].kind() == TRACE_DELIVER && i >= 2 && calls[i - 1].kind() == TRACE_IDLE &&
-                          calls[i - 2].kind() == TRACE_BATCH;
-    if (!delivery) {
+    if (!opens_delivery(calls, i)) {
       kept.push_back(calls[i]);
       continue;
     }

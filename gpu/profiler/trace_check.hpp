@@ -53,6 +53,9 @@ ProfileReport profile_of(const checked_trace& trace);
 // checks (GPU only: none on the CPU); untraced before the trace ends.
 std::vector<PhaseCall> expected_phase_calls(int trials, int batches, int traced_reps);
 
+// Whether call i opens a batch's delivery (GPU): a deliver call right after that batch's idle call.
+bool opens_delivery(const std::vector<PhaseCall>& calls, size_t i);
+
 // The calls without the GPU's deliveries: a deliver call right after a batch's idle call, and
 // the idle call after it (request_windows checks what ran there). A deliver call anywhere
 // else stays, off the protocol.

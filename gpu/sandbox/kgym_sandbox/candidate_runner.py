@@ -156,9 +156,7 @@ class Runner:
         self.enter(tracing.DELIVER)
         try:
             for call in message.get("calls", []):
-                slot, flat = self.kept.get(int(call), ((), ()))
-                for dst, src in zip(slot, flat):
-                    dst.copy_(src)
+                copy_into(*self.kept.get(int(call), ((), ())))
             if self.device == "cuda":
                 torch.cuda.synchronize()
         except BaseException as exc:
@@ -185,13 +183,14 @@ class Runner:
                         flat = compare.flatten(out)
                     except TypeError as exc:
                         return {"wrong": str(exc)}
-                    wrong = self.layout_error(slot, flat)
+                    if keep and compare.deliverable(flat):
+                        wrong = self.layout_error(slot, flat)
+                        if not wrong:
+                            kept[i % k] = slot, [t.detach() for t in flat]  # a later pass's replaces it
+                    else:
+                        wrong = self.copy_to(slot, flat)
                     if wrong:
                         return {"wrong": wrong}
-                    if keep and compare.deliverable(flat):
-                        kept[i % k] = slot, [t.detach() for t in flat]  # a later pass's replaces it
-                    else:
-                        self.copy_to(slot, flat)
                     aliases = aliases or compare.aliases(flat, [x for x in inputs if isinstance(x, torch.Tensor)])
             if self.device == "cuda":
                 torch.cuda.synchronize()
@@ -246,8 +245,7 @@ class Runner:
         """Copies the outputs into the judge's buffers; what differs in their layout, if anything."""
         wrong = self.layout_error(slot, flat)
         if not wrong:
-            for dst, src in zip(slot, flat):
-                dst.copy_(src.detach())
+            copy_into(slot, flat)
         return wrong
 
     def layout_error(self, slot: list, flat: list) -> str:
@@ -266,6 +264,12 @@ class Runner:
             if src.device != dst.device:
                 return f"{'output %d: ' % i if len(wanted) > 1 else ''}on {src.device}, expected {dst.device}"
         return ""
+
+
+def copy_into(slot: list, flat: list) -> None:
+    """Each output into its buffer of the judge's (layouts already checked: Runner.layout_error)."""
+    for dst, src in zip(slot, flat):
+        dst.copy_(src.detach())
 
 
 OPS = {"ping": Runner.ping, "build": Runner.build, "inputs": Runner.inputs_, "outputs": Runner.outputs,
