@@ -329,6 +329,89 @@ class TimingPlan(unittest.TestCase):
         self.assertEqual(timing.StopRule(5, 1.0, 0.2).max_timed_s, 1.0)  # a cap below the floor is the floor
 
 
+class InPlaceInputs(unittest.TestCase):
+    """get_inputs' random tensors made in the judge's buffers (the timing's refill)."""
+
+    def test_a_factory_of_the_targets_shape_writes_into_it_with_the_values_it_would_have_made(self):
+        from kgym_sandbox import in_place_inputs
+        target, other = torch.zeros(3, 4), torch.zeros(5)
+        torch.manual_seed(11)
+        fresh = [torch.rand(3, 4), torch.randn((5,)), torch.rand(2)]
+        torch.manual_seed(11)
+        with in_place_inputs.RandomInto([target, other]):
+            made = [torch.rand(3, 4), torch.randn((5,)), torch.rand(2)]
+        self.assertIs(made[0], target)
+        self.assertIs(made[1], other)
+        self.assertIsNot(made[2], target)  # no target left: made as usual
+        for a, b in zip(made, fresh):
+            self.assertTrue(torch.equal(a, b))
+
+    def test_a_call_that_does_not_fit_the_next_target_runs_as_usual(self):
+        from kgym_sandbox import in_place_inputs
+        target = torch.zeros(4)
+        with in_place_inputs.RandomInto([target]):
+            scale = torch.rand(())                    # another shape
+            half = torch.rand(4, dtype=torch.float16)  # another dtype
+            grad = torch.rand(4, requires_grad=True)   # a leaf for autograd: not redirected
+            x = torch.rand(4) * scale                  # fits: made in the target, then scaled
+        self.assertFalse(torch.equal(target, torch.zeros(4)))  # x was made there before it was scaled
+        for t in (scale, half, grad, x):
+            self.assertNotEqual(t.data_ptr(), target.data_ptr())
+        self.assertTrue(grad.requires_grad)
+
+    def test_requested_shape_of_each_calling_form(self):
+        from kgym_sandbox.in_place_inputs import RandomInto, requested_shape
+        self.assertEqual(requested_shape(torch.rand, (2, 3), {}), (2, 3))
+        self.assertEqual(requested_shape(torch.rand, ((2, 3),), {}), (2, 3))
+        self.assertEqual(requested_shape(torch.randn, (), {"size": [4]}), (4,))
+        self.assertEqual(requested_shape(torch.randint, (10, (2, 2)), {}), (2, 2))
+        self.assertEqual(requested_shape(torch.randint, (0, 10, (6,)), {}), (6,))
+        self.assertIsNone(requested_shape(torch.randint, (10,), {}))
+        self.assertIsNone(requested_shape(torch.rand, (2.5,), {}))
+        target = torch.zeros(2, 2, dtype=torch.int64)
+        with RandomInto([target]):
+            made = torch.randint(0, 10, (2, 2))
+        self.assertIs(made, target)
+
+    def test_settled_clones_what_lies_in_another_targets_memory(self):
+        from kgym_sandbox import in_place_inputs
+        a, b = torch.arange(4.0), torch.arange(4.0) + 10
+        tensors, placed = in_place_inputs.settled([a, b], [a, b])
+        self.assertEqual(placed, [True, True])
+        self.assertIs(tensors[0], a)
+        swapped, placed = in_place_inputs.settled([b, a], [a, b])  # get_inputs returned them the other way
+        self.assertEqual(placed, [False, False])
+        for copy, original in zip(swapped, (b, a)):
+            self.assertNotEqual(copy.data_ptr(), original.data_ptr())
+            self.assertTrue(torch.equal(copy, original))
+        for dst, src in zip((a, b), swapped):  # the copies fill_sets then makes
+            dst.copy_(src)
+        self.assertEqual((a.tolist(), b.tolist()), ([10.0, 11.0, 12.0, 13.0], [0.0, 1.0, 2.0, 3.0]))
+        outside = torch.ones(4)
+        kept, placed = in_place_inputs.settled([outside, a[1:]], [a, b])  # a view of a, in b's place
+        self.assertIs(kept[0], outside)
+        self.assertEqual(placed, [False, False])
+        self.assertNotEqual(kept[1].data_ptr(), a[1:].data_ptr())
+
+    def test_make_inputs_into_a_set_gives_the_inputs_get_inputs_gives(self):
+        from kgym_sandbox import evaluate
+
+        class Task:
+            @staticmethod
+            def get_inputs():
+                return [torch.rand(2, 3), 7, torch.randn(3)]
+
+        plain = evaluate.make_inputs(Task, 5, "cpu")
+        into = [torch.zeros(2, 3), torch.zeros(3)]
+        made = evaluate.make_inputs(Task, 5, "cpu", into=into)
+        self.assertIs(made[0], into[0])
+        self.assertIs(made[2], into[1])
+        self.assertEqual(made[1], 7)
+        self.assertTrue(torch.equal(made[0], plain[0]) and torch.equal(made[2], plain[2]))
+        half = evaluate.make_inputs(Task, 5, "cpu", torch.float16, into=[torch.zeros(2, 3), torch.zeros(3)])
+        self.assertEqual(half[0].dtype, torch.float16)  # cast after making: not made in place
+
+
 class Packing(unittest.TestCase):
     def test_round_trip_with_tensors_in_shared_buffers(self):
         from kgym_sandbox import packing

@@ -15,8 +15,8 @@ import time
 
 import torch
 
-from . import (compare, cost_model, device_memory, eval_defaults, failures, frames, local_candidate, numerics,
-               packing, precision, program, timing, tracking)
+from . import (compare, cost_model, device_memory, eval_defaults, failures, frames, in_place_inputs, local_candidate,
+               numerics, packing, precision, program, timing, tracking)
 from .laps import Laps
 from .failures import Failure, failure_from  # noqa: F401  (callers catch evaluate.Failure)
 
@@ -32,9 +32,11 @@ def draw_seed(rng: random.Random) -> int:
     return rng.getrandbits(62) + 1
 
 
-def make_inputs(task, seed: int, device: str, dtype: torch.dtype = torch.float32) -> list:
+def make_inputs(task, seed: int, device: str, dtype: torch.dtype = torch.float32, into: list = ()) -> list:
+    """get_inputs() under `seed`; its random tensors made in `into` where they fit (a set's
+    buffers, in packing's order: in_place_inputs)."""
     torch.manual_seed(seed)
-    with torch.device(device):
+    with torch.device(device), in_place_inputs.RandomInto(into if dtype == torch.float32 else ()):
         return precision.cast(list(task.get_inputs()), dtype)
 
 
@@ -143,8 +145,8 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
         timed_reference.built(reference_building)
     lap("load_build")
 
-    def new_inputs() -> list:
-        return make_inputs(ref_mod, draw_seed(rng), device, dtype)
+    def new_inputs(into: list = ()) -> list:
+        return make_inputs(ref_mod, draw_seed(rng), device, dtype, into)
 
     integrity(candidate.built(building), "load")
     lap("load_candidate")

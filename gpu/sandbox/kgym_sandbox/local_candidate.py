@@ -58,6 +58,9 @@ class LocalCandidate:
     def fill(self, inputs: list, phase: str) -> None:
         self.fill_sets([inputs], phase)
 
+    def input_targets(self, k: int) -> list:
+        return []  # its sets are clones: nothing to make in place
+
     def expect(self, expected: list, phase: str, k: int = 1) -> None:
         self.outputs = [None] * k
 

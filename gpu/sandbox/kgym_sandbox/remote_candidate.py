@@ -13,7 +13,7 @@ import time
 import torch
 
 from . import channel as channel_mod
-from . import device_memory, failures, numerics, packing, precision, shared_tensors
+from . import device_memory, failures, in_place_inputs, numerics, packing, precision, shared_tensors
 
 class RemoteCandidate:
     def __init__(self, chan: channel_mod.Channel, device: str, source: str, traced: bool, memory_limit_mb: int = 0,
@@ -173,10 +173,20 @@ class RemoteCandidate:
             self.request(phase, {"op": "inputs", "sets": items, "arena": arena.describe()}, arena.fds())
             self.input_arena, self.input_layout, self.input_sets = arena, layout, len(sets)
         else:
-            for dst, src in zip(self.input_arena.tensors, tensors):
-                dst.copy_(src)
+            tensors, placed = in_place_inputs.settled(tensors, self.input_arena.tensors)
+            for dst, src, done in zip(self.input_arena.tensors, tensors, placed):
+                if not done:
+                    dst.copy_(src)
         if self.device == "cuda":
             torch.cuda.synchronize()
+
+    def input_targets(self, k: int) -> list:
+        """The buffers of input sets 0..k-1 (a list of tensors per set, in packing's order) for
+        the next sets to be made in (in_place_inputs): [] until an arena holds k sets."""
+        if self.input_arena is None or k > self.input_sets:
+            return []
+        n = len(self.input_arena.tensors) // self.input_sets
+        return [self.input_arena.tensors[i * n:(i + 1) * n] for i in range(k)]
 
     def fill(self, inputs: list, phase: str) -> None:
         self.fill_sets([inputs], phase)
