@@ -44,7 +44,7 @@ command_line check_command_line() {
                                  "also stops once each side has 1 s (cuda) or 0.5 s (cpu) timed")
       .number("timeout", "S", "time limit for each phase, seconds (default 60 load, 180/300 others),\n"
                               "and 2*S for the whole evaluation (default 300 cuda, 600 cpu)")
-      .whole("memory-mb", "N", "host memory limit of the sandbox (default 4096 cpu, 16384 cuda)")
+      .whole("memory-mb", "N", "host memory limit of the candidate, kgym's own processes not counted (default 4096 cpu, 16384 cuda)")
       .whole("disk-mb", "N", "the candidate's private /tmp, /var/tmp and /dev/shm together, a\n"
                              "tmpfs as root (default 2048; its pages count against --memory-mb)")
       .flag("gpu-sizes", "on cpu, run the task at its full (GPU) sizes, ignoring task.json")

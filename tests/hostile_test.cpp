@@ -104,6 +104,10 @@ const hostile_case cases[] = {
     // Its work moved into the delivery of each batch's outputs (off the judge's clock on the
     // GPU, where only copies may run); on the CPU the outputs are copied while timed.
     {"works_in_delivery", HACKED, "gpu_work_between_requests|wrong_output_when_timed"},
+    // Its answer worked out on the CPU in the delivery, into host memory its timed calls
+    // returned as CUDA tensors: only outputs in device memory are delivered, only device to
+    // device; the others are copied while timed, before it wrote them.
+    {"delivers_from_host", HACKED, "wrong_output_when_timed|gpu_work_between_requests"},
     // One output buffer returned every call: the delivery cannot hold each call's, so both sides
     // copy inside the timing; honest it stays OK, stale between its calls it is caught.
     {"reuses_output_buffer", OK, ""},

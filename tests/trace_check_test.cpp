@@ -333,56 +333,92 @@ TEST(RequestWindows, FindAWindowLongerThanItsRequest) {
 }
 
 // Deliveries: windows [2.2, 2.6] and [6.2, 6.6] ms after the batches' (the deliver and idle
-// calls), the judge's delivery requests 0.5 ms each, two copies each at most.
-checked_trace delivered_trace(std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>> work) {
+// calls), the judge's delivery requests 0.5 ms each, two copies of 4 KiB together each at most.
+struct gpu_work {
+  std::string name;
+  uint64_t start_ns, end_ns;
+  CopyKind copy_kind = COPY_KIND_UNSPECIFIED;
+  uint64_t bytes = 0;
+};
+
+gpu_work device_copy(uint64_t start_ns, uint64_t end_ns, uint64_t bytes = 2048) {
+  return {"[memcpy]", start_ns, end_ns, COPY_DEVICE_TO_DEVICE, bytes};
+}
+
+checked_trace delivered_trace(const std::vector<gpu_work>& work) {
   checked_trace t;
   t.phase_calls = phase_calls_named({"checks", "batch", "idle", "deliver", "idle", "batch", "idle", "deliver", "idle",
                                      "timed:0", "checks", "untraced"});
   t.phase_at_ns = {500'000, 1'000'000, 2'000'000, 2'200'000, 2'600'000, 5'000'000, 6'000'000, 6'200'000, 6'600'000,
                    9'000'000, 9'500'000, 9'600'000};
-  for (const auto& [name, span] : work) {
+  for (const auto& w : work) {
     KernelActivity k;
-    k.set_name(name);
-    k.set_start_ns(span.first);
-    k.set_end_ns(span.second);
+    k.set_name(w.name);
+    k.set_start_ns(w.start_ns);
+    k.set_end_ns(w.end_ns);
+    k.set_copy_kind(w.copy_kind);
+    k.set_bytes(w.bytes);
     t.kernels.push_back(k);
   }
   return t;
 }
 
-const std::vector<double> delivery_ms = {0.5, 0.5};
+const delivery_limits two_copies{{0.5, 0.5}, 2, 4096};
 
 TEST(RequestWindows, LetADeliveryCopyItsOutputsAndNothingElse) {
-  auto honest = check_request_windows(delivered_trace({{"k", {1'100'000, 1'900'000}},
-                                                       {"[memcpy]", {2'250'000, 2'400'000}},
-                                                       {"[memcpy]", {2'400'000, 2'550'000}},
-                                                       {"k", {5'100'000, 5'900'000}},
-                                                       {"[memcpy]", {6'300'000, 6'500'000}}}),
-                                      judge_ms, delivery_ms, 2);
+  auto honest = check_request_windows(delivered_trace({{"k", 1'100'000, 1'900'000},
+                                                       device_copy(2'250'000, 2'400'000),
+                                                       device_copy(2'400'000, 2'550'000),
+                                                       {"k", 5'100'000, 5'900'000},
+                                                       device_copy(6'300'000, 6'500'000, 4096)}),
+                                      judge_ms, two_copies);
   EXPECT_EQ(honest.windows, 2);
   EXPECT_EQ(honest.deliveries, 2);
   EXPECT_EQ(honest.outside, 0) << honest.first_outside;
   EXPECT_EQ(honest.longer, 0) << honest.first_longer;
   // A kernel in a delivery (work moved out of the timed request), and a third copy where two
   // outputs were delivered.
-  auto moved = check_request_windows(delivered_trace({{"k", {2'250'000, 2'500'000}}}), judge_ms, delivery_ms, 2);
+  auto moved = check_request_windows(delivered_trace({{"k", 2'250'000, 2'500'000}}), judge_ms, two_copies);
   EXPECT_EQ(moved.outside, 1);
   EXPECT_EQ(moved.first_outside, "'k' (0.250 ms) ran from 0.050 to 0.300 ms after delivery 0 opened (it closed at 0.400 ms)");
-  auto extra = check_request_windows(delivered_trace({{"[memcpy]", {2'250'000, 2'300'000}},
-                                                      {"[memcpy]", {2'300'000, 2'350'000}},
-                                                      {"[memcpy]", {2'350'000, 2'400'000}}}),
-                                     judge_ms, delivery_ms, 2);
+  auto extra = check_request_windows(delivered_trace({device_copy(2'250'000, 2'300'000, 8),
+                                                      device_copy(2'300'000, 2'350'000, 8),
+                                                      device_copy(2'350'000, 2'400'000, 8)}),
+                                     judge_ms, two_copies);
   EXPECT_EQ(extra.outside, 1);
   // Copies after the delivery's idle call: left running into the reference's timing.
-  EXPECT_EQ(check_request_windows(delivered_trace({{"[memcpy]", {3'000'000, 3'100'000}}}), judge_ms, delivery_ms, 2)
-                .outside,
+  EXPECT_EQ(check_request_windows(delivered_trace({device_copy(3'000'000, 3'100'000)}), judge_ms, two_copies).outside,
             1);
   // A delivery window longer than the judge's clock around it: its calls were moved.
-  EXPECT_EQ(check_request_windows(delivered_trace({}), judge_ms, {0.5, 0.3}, 2).longer, 1);
+  EXPECT_EQ(check_request_windows(delivered_trace({}), judge_ms, {{0.5, 0.3}, 2, 4096}).longer, 1);
   ExecResult r = result_with(OK);
   apply_request_windows(moved, false, &r);
   EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED");
   EXPECT_EQ(r.evidence(0).kind(), GPU_WORK_BETWEEN_REQUESTS);
+}
+
+TEST(RequestWindows, ADeliveryCopiesDeviceMemoryAndNoMoreThanItsOutputs) {
+  // From host memory (a result worked out on the CPU while the judge waited), to the host,
+  // a memset, or a copy the trace does not say the kind of (recorded before copy kinds): none
+  // is a delivery's.
+  for (CopyKind kind : {COPY_HOST_TO_DEVICE, COPY_DEVICE_TO_HOST, COPY_OTHER, COPY_KIND_UNSPECIFIED}) {
+    auto found = check_request_windows(delivered_trace({{"[memcpy]", 2'250'000, 2'300'000, kind, 1024}}), judge_ms,
+                                       two_copies);
+    EXPECT_EQ(found.outside, 1) << CopyKind_Name(kind);
+  }
+  EXPECT_EQ(check_request_windows(delivered_trace({{"[memset]", 2'250'000, 2'300'000, COPY_KIND_UNSPECIFIED, 1024}}),
+                                  judge_ms, two_copies)
+                .outside,
+            1);
+  // Two copies within the count but past the bytes (4 KiB): the second is outside; each
+  // delivery has its own budget.
+  auto large = check_request_windows(delivered_trace({device_copy(2'250'000, 2'300'000, 4000),
+                                                      device_copy(2'300'000, 2'350'000, 97),
+                                                      device_copy(6'250'000, 6'300'000, 4096)}),
+                                     judge_ms, two_copies);
+  EXPECT_EQ(large.outside, 1);
+  EXPECT_EQ(large.first_outside,
+            "'[memcpy]' (0.050 ms) ran from 0.100 to 0.150 ms after delivery 0 opened (it closed at 0.400 ms)");
 }
 
 TEST(RequestWindows, AnUnclosedWindowAndNoWindowsAtAll) {

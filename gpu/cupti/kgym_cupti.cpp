@@ -146,25 +146,44 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
   *max_records = 0;
 }
 
+// CUPTI's copy kinds folded into the schema's CopyKind (a delivery may only copy device to device).
+int copy_kind(uint8_t cupti_kind) {
+  switch (cupti_kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+      return kgym::COPY_DEVICE_TO_DEVICE;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+      return kgym::COPY_HOST_TO_DEVICE;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+      return kgym::COPY_DEVICE_TO_HOST;
+    default:
+      return kgym::COPY_OTHER;
+  }
+}
+
 // A copy or memset (recorded in the batch and idle phases only) as a kernel record named
-// "[memcpy]" or "[memset]": the GPU was busy on the candidate's behalf all the same.
+// "[memcpy]" or "[memset]", with its bytes (and a copy's kind): the GPU was busy on the
+// candidate's behalf all the same.
 void emit_copy(const CUpti_Activity* record) {
-  uint64_t start, end;
+  uint64_t start, end, bytes;
   uint32_t stream, device, correlation;
+  int kind = kgym::COPY_KIND_UNSPECIFIED;
   if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
     auto* c = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
     start = c->start, end = c->end, stream = c->streamId, device = c->deviceId, correlation = c->correlationId;
+    bytes = c->bytes, kind = copy_kind(c->copyKind);
   } else {
     auto* c = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
     start = c->start, end = c->end, stream = c->streamId, device = c->deviceId, correlation = c->correlationId;
+    bytes = c->bytes;
   }
-  char body[320];
+  char body[360];
   std::snprintf(body, sizeof body,
                 "\"kernel\":{\"start_ns\":%llu,\"end_ns\":%llu,\"stream\":%u,\"device\":%u,\"correlation\":%u,"
-                "\"name\":\"%s\",\"phase\":%s}",
+                "\"name\":\"%s\",\"phase\":%s,\"copy_kind\":%d,\"bytes\":%llu}",
                 static_cast<unsigned long long>(start), static_cast<unsigned long long>(end), stream, device,
                 correlation, record->kind == CUPTI_ACTIVITY_KIND_MEMCPY ? "[memcpy]" : "[memset]",
-                kgym::trace_writer::phase_call_json(kgym::TRACE_UNTRACED, 0).c_str());
+                kgym::trace_writer::phase_call_json(kgym::TRACE_UNTRACED, 0).c_str(), kind,
+                static_cast<unsigned long long>(bytes));
   kgym::trace_writer::emit(body);
 }
 

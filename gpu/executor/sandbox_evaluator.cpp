@@ -447,13 +447,14 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
              : by_pidns ? pid_namespace_memory_bytes(candidate_pidns, proportional) + disk
                         : (candidate > 1 ? session_memory_bytes(candidate, proportional) : 0) + disk;
     };
-    // kgym's own processes (the zygote's session) by resident size, as before.
+    // The candidate's alone: the judge's session (the judge, the reference runner) holds the
+    // task's inputs and outputs, which no candidate chooses, and charging it left an honest
+    // candidate of a loaded machine over a 1 GiB limit (hostile forks_workers, no cgroup, -j2).
     const int64_t limit = opts.memory_limit_mb() * (int64_t{1} << 20);
-    const int64_t own = session_memory_bytes(child, false);
-    int64_t rss = own + candidates(false);
+    int64_t rss = candidates(false);
     const bool proportional = rss > limit && !by_cgroup;
     if (proportional)
-      rss = own + candidates(true);
+      rss = candidates(true);
     if (rss > peak_rss) {  // what the evidence says was counted
       peak_rss = rss;
       peak_counted = by_cgroup ? "the candidate's memory cgroup"

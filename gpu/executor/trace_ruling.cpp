@@ -39,8 +39,9 @@ void apply_trace(const CandidateTrace& t, ExecResult* result) {
   const std::vector<double> batches(result->timed_batch_ms().begin(), result->timed_batch_ms().end());
   apply_trace_integrity(trace, expected_phase_calls(t.correctness_trials(), static_cast<int>(batches.size()), t.traced_reps()),
                         t.no_hacking_check(), result);
-  const std::vector<double> deliveries(result->delivery_ms().begin(), result->delivery_ms().end());
-  apply_request_windows(check_request_windows(trace, batches, deliveries, result->delivery_copies()),
+  const delivery_limits deliveries{{result->delivery_ms().begin(), result->delivery_ms().end()},
+                                   result->delivery_copies(), result->delivery_bytes()};
+  apply_request_windows(check_request_windows(trace, batches, deliveries),
                         t.no_hacking_check(), result);
   if (t.device() == CUDA)
     apply_profile_verdict(profile_of(trace), t.no_hacking_check(), result);

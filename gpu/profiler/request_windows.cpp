@@ -16,6 +16,7 @@ struct window {
   bool delivery;  // a delivery's window (copies only), else a batch's
   int index;      // among the windows of its kind
   int copies = 0;
+  int64_t bytes = 0;
 };
 
 std::string describe(const KernelActivity& k, const std::vector<window>& windows) {
@@ -36,10 +37,19 @@ std::string describe(const KernelActivity& k, const std::vector<window>& windows
   return text;
 }
 
+// A delivery's record that it may make: a device-to-device copy within its count and bytes
+// (counted into `w`).
+bool delivers(const KernelActivity& k, window& w, const delivery_limits& limits) {
+  if (k.name() != "[memcpy]" || k.copy_kind() != COPY_DEVICE_TO_DEVICE)
+    return false;
+  w.bytes += static_cast<int64_t>(k.bytes());
+  return ++w.copies <= limits.copies && w.bytes <= limits.bytes;
+}
+
 }  // namespace
 
 request_windows check_request_windows(const checked_trace& trace, const std::vector<double>& judge_batch_ms,
-                                      const std::vector<double>& judge_delivery_ms, int delivery_copies) {
+                                      const delivery_limits& deliveries) {
   request_windows found;
   std::vector<window> windows;
   uint64_t section_end = std::numeric_limits<uint64_t>::max();
@@ -57,7 +67,7 @@ request_windows check_request_windows(const checked_trace& trace, const std::vec
     return found;
   const uint64_t slack = static_cast<uint64_t>(window_slack_ms * 1e6);
   for (const auto& w : windows) {
-    const auto& judge_ms = w.delivery ? judge_delivery_ms : judge_batch_ms;
+    const auto& judge_ms = w.delivery ? deliveries.judge_ms : judge_batch_ms;
     if (w.index >= static_cast<int>(judge_ms.size()))
       continue;
     double window_ms = (w.close_ns - w.open_ns) / 1e6;
@@ -78,8 +88,8 @@ request_windows check_request_windows(const checked_trace& trace, const std::vec
                                   [](uint64_t t, const window& w) { return t < w.open_ns; });
     bool inside = after != windows.begin() &&
                   (k.end_ns() <= (after - 1)->close_ns || k.end_ns() - (after - 1)->close_ns <= slack);
-    if (inside && (after - 1)->delivery)  // a delivery moves its outputs: copies, as many as they are
-      inside = k.name() == "[memcpy]" && (after - 1)->copies++ < delivery_copies;
+    if (inside && (after - 1)->delivery)  // a delivery moves its outputs, device to device, nothing more
+      inside = delivers(k, *(after - 1), deliveries);
     if (inside)
       continue;
     if (found.outside++ == 0)

@@ -5,10 +5,13 @@
 // answer. And no window may be longer than the judge's own clock around that request, or the
 // phase calls were moved to cover such work. On the GPU each batch is followed by its delivery
 // (phase "deliver", then "idle" again): its outputs copied into the judge's buffers off the
-// judge's clock, in a window where device-to-device copies alone may run, at most as many as
-// its outputs, and that is no longer than the judge's clock around the delivery request.
+// judge's clock, in a window where device-to-device copies alone may run, at most as many and
+// as large as its outputs (a copy from host memory would bring in a result computed on the CPU
+// meanwhile, where no trace sees it), and that is no longer than the judge's clock around the
+// delivery request.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,12 +33,19 @@ struct request_windows {
 // calls; a kernel or window may pass its bound by this much.
 constexpr double window_slack_ms = 0.05;
 
+// What one delivery may do (ExecResult's delivery_ms, delivery_copies, delivery_bytes).
+struct delivery_limits {
+  std::vector<double> judge_ms;  // the judge's clock around each delivery request, in order
+  int copies = 0;                // device-to-device copies, at most
+  int64_t bytes = 0;             // that move this many bytes together, at most
+};
+
 // `judge_batch_ms`: the judge's clock around each batch request, in order (ExecResult's
-// timed_batch_ms); `judge_delivery_ms` and `delivery_copies` the same for the deliveries
-// (ExecResult's delivery_ms, delivery_copies). The timing section runs from the first window's
-// opening to the first phase call after the last window (the traced reps, or the end). Pure.
+// timed_batch_ms); `deliveries`: the same, and what they may copy, for the deliveries. The
+// timing section runs from the first window's opening to the first phase call after the last
+// window (the traced reps, or the end). Pure.
 request_windows check_request_windows(const checked_trace& trace, const std::vector<double>& judge_batch_ms,
-                                      const std::vector<double>& judge_delivery_ms = {}, int delivery_copies = 0);
+                                      const delivery_limits& deliveries = {});
 
 // For a result the sandbox found OK: work outside the windows -> HACKED
 // "gpu_work_between_requests"; a window longer than its request -> HACKED

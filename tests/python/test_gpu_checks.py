@@ -63,6 +63,29 @@ class OutputKernel(unittest.TestCase):
         self.assertFalse(compare.all_close([e.contiguous()], [near], 1e-2, 1e-2))
 
 
+class DeviceResident(unittest.TestCase):
+    """Which outputs a timed batch may deliver after the judge's clock: those in plain device
+    memory (shared_tensors.CudaDriver.device_resident), not host memory seen as a CUDA array."""
+
+    def test_device_memory_and_arenas_are_resident_pinned_host_memory_is_not(self):
+        from kgym_sandbox import shared_tensors
+
+        class HostMemory:
+            def __init__(self, host):
+                self.__cuda_array_interface__ = {"shape": tuple(host.shape), "typestr": "<f4", "version": 3,
+                                                 "data": (host.data_ptr(), False), "strides": None}
+
+        driver = shared_tensors.CudaDriver()
+        self.assertTrue(driver.device_resident(torch.empty(1024, device="cuda").data_ptr()))
+        arena = shared_tensors.Arena("cuda", [{"shape": [256], "dtype": "float32"}], driver)
+        self.assertTrue(driver.device_resident(arena.tensors[0].data_ptr()))
+        host = torch.ones(1024, pin_memory=True)
+        seen = torch.as_tensor(HostMemory(host), device="cuda")
+        self.assertEqual(seen.device.type, "cuda")
+        self.assertFalse(driver.device_resident(seen.data_ptr()))
+        self.assertFalse(driver.device_resident(torch.ones(8).data_ptr()))  # pageable host memory
+
+
 if __name__ == "__main__":
     if not torch.cuda.is_available():
         print("[  SKIPPED ] no GPU")

@@ -168,9 +168,10 @@ class Runner:
 
     def run(self, model, k: int, passes: int = 1, keep: bool = False) -> dict:
         """k calls (`passes` times over), each output copied into its slot, then one
-        synchronisation. With `keep`, outputs that a plain copy moves (compare.deliverable) are
-        kept for `deliver` instead, so the judge's clock around this request times the calls
-        alone, as KernelBench's events do; others are copied here, inside it."""
+        synchronisation. With `keep`, outputs that a plain copy moves (compare.deliverable) out
+        of plain device memory (device_resident) are kept for `deliver` instead, so the judge's
+        clock around this request times the calls alone, as KernelBench's events do; others are
+        copied here, inside it."""
         if not 1 <= k <= min(len(self.input_sets), len(self.slots)):
             return self.refusal("RUNTIME_ERROR", f"a batch of {k} calls without {k} input sets and slots")
         aliases, kept = False, {}
@@ -183,7 +184,7 @@ class Runner:
                         flat = compare.flatten(out)
                     except TypeError as exc:
                         return {"wrong": str(exc)}
-                    if keep and compare.deliverable(flat):
+                    if keep and compare.deliverable(flat) and self.device_resident(flat):
                         wrong = self.layout_error(slot, flat)
                         if not wrong:
                             kept[i % k] = slot, [t.detach() for t in flat]  # a later pass's replaces it
@@ -240,6 +241,12 @@ class Runner:
         if not fds:
             raise ValueError("a shared arena without its descriptor")
         return shared_tensors.Arena(self.device, described["tensors"], self.driver, fd=os.dup(fds[0])).tensors
+
+    def device_resident(self, flat: list) -> bool:
+        """Outputs in plain device memory (shared_tensors.CudaDriver.device_resident): final once
+        the batch synchronised, so they may be delivered after it. One mapped from host or managed
+        memory could still be written by a CPU thread after the answer, unseen by any trace."""
+        return all(self.driver.device_resident(t.data_ptr()) for t in flat if t.numel())
 
     def copy_to(self, slot: list, flat: list) -> str:
         """Copies the outputs into the judge's buffers; what differs in their layout, if anything."""

@@ -248,6 +248,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
                         int(opts["batch_memory_mb"]) << 20)
     result["timed_batch_calls"] = timed["batch"]
     result["delivery_copies"] = timed["batch"] * len(timed["expected"])
+    result["delivery_bytes"] = timed["batch"] * timing.tensor_bytes(timed["expected"])
     timed_reference.load_state(reference)  # BatchNorm's running statistics as the trials left them
     # GPU only: on the CPU the next evaluations' start would share the cores being timed.
     timing_planned(device == "cuda" and not device_memory.large(result))

@@ -17,6 +17,7 @@ import torch
 F_ADD_SEALS, F_SEAL_SEAL, F_SEAL_SHRINK, F_SEAL_GROW = 1033, 1, 2, 4
 CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_HANDLE_TYPE_POSIX_FD, CU_MEM_LOCATION_TYPE_DEVICE = 1, 1, 1
 CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3
+CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED, CU_MEMORYTYPE_DEVICE = 2, 8, 2
 CUDA_ERROR_OUT_OF_MEMORY = 2
 MAX_DIMS = 16
 
@@ -87,6 +88,17 @@ class CudaDriver:
             raise RuntimeError(f"CUDA driver error {rc} in {what}")
 
     allocated = 0  # bytes this process allocated for sharing, over all drivers (device_memory)
+
+    def device_resident(self, ptr: int) -> bool:
+        """Whether `ptr` lies in plain device memory: not host memory mapped into the device's
+        address space, not managed memory, not memory the driver does not know (HMM): only
+        there can no CPU thread write after the GPU's work is done."""
+        kind, managed = ctypes.c_uint(0), ctypes.c_int(1)
+        pointer = ctypes.c_uint64(ptr)
+        return self.lib.cuPointerGetAttribute(ctypes.byref(kind), CU_POINTER_ATTRIBUTE_MEMORY_TYPE, pointer) == 0 \
+            and kind.value == CU_MEMORYTYPE_DEVICE \
+            and self.lib.cuPointerGetAttribute(ctypes.byref(managed), CU_POINTER_ATTRIBUTE_IS_MANAGED, pointer) == 0 \
+            and managed.value == 0
 
     def _device(self) -> int:
         device = ctypes.c_int()
