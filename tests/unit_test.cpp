@@ -1376,6 +1376,11 @@ TEST(ProfilerActor, RulesOnARecordedTraceAsTheDeviceLeftTheResult) {
     device_left.add_timed_batch_ms(1e6);
   for (int i = 0; i < 5; ++i)
     device_left.add_traced_rep_ms(1e6);
+  for (auto n = std::count_if(calls.begin(), calls.end(), [](const PhaseCall& c) { return c.kind() == TRACE_DELIVER; });
+       n > 0; --n)
+    device_left.add_delivery_ms(1e6);
+  device_left.set_delivery_copies(64);  // the recording's: at most 64 calls a batch, one output each
+  device_left.set_delivery_bytes(int64_t{64} << 30);
   auto ask = [&](const CandidateTrace& trace) {
     ExecResult ruled;
     self->request(profiler, std::chrono::seconds(30), device_left, trace)
@@ -1426,14 +1431,20 @@ checked_trace recorded_trace(const std::string& name) {
 ProfileReport recorded(const std::string& name) { return profile_of(recorded_trace(name)); }
 
 // What an honest candidate's process ran during the timing, on the H100, lay inside its own
-// batch windows (the judge's times per request are not in the archive: windows alone).
+// batch windows and its deliveries (the judge's times per request and the delivery's bounds
+// are not in the archive: windows, and a delivery's copies by kind alone).
 TEST(TraceProfile, RecordedH100TimingStaysInsideTheBatchWindows) {
+  const delivery_limits any_size{{}, 1 << 20, int64_t{1} << 50};
   for (const char* name : {"gelu_scale_residual_fused", "matmul_bias_relu_fused", "matmul_bias_relu_lazy",
                            "rmsnorm_rows_fused", "square_matmul_token_kernel"}) {
     auto trace = recorded_trace(name);
-    auto found = check_request_windows(trace, {});
+    auto found = check_request_windows(trace, {}, any_size);
     EXPECT_GT(found.windows, 0) << name;
+    EXPECT_GT(found.deliveries, 0) << name;  // recorded 2026-11-28, with deliveries
     EXPECT_EQ(found.outside, 0) << name << ": " << found.first_outside;
+    // PyTorch's copy of a delivered output is one device-to-device copy of its bytes (CUPTI's
+    // word): the kind a delivery admits.
+    EXPECT_EQ(check_request_windows(trace, {}, {{}, 0, 0}).outside, found.deliveries) << name;
     // The batches' kernels and copies were recorded (without launch attribution).
     EXPECT_GT(std::count_if(trace.kernels.begin(), trace.kernels.end(),
                             [](const KernelActivity& k) { return k.phase().kind() == TRACE_UNTRACED; }),
@@ -1446,7 +1457,7 @@ TEST(TraceProfile, RecordedH100TimingStaysInsideTheBatchWindows) {
         moved.phase_at_ns[i + 1] = moved.phase_at_ns[i];
         break;
       }
-    EXPECT_GT(check_request_windows(moved, {}).outside, 0) << name;
+    EXPECT_GT(check_request_windows(moved, {}, any_size).outside, 0) << name;
   }
 }
 
