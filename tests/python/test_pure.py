@@ -353,8 +353,10 @@ class InPlaceInputs(unittest.TestCase):
             scale = torch.rand(())                    # another shape
             half = torch.rand(4, dtype=torch.float16)  # another dtype
             grad = torch.rand(4, requires_grad=True)   # a leaf for autograd: not redirected
+            elsewhere = torch.rand(4, device="meta")   # asked for another device
             x = torch.rand(4) * scale                  # fits: made in the target, then scaled
         self.assertFalse(torch.equal(target, torch.zeros(4)))  # x was made there before it was scaled
+        self.assertEqual(elsewhere.device.type, "meta")
         for t in (scale, half, grad, x):
             self.assertNotEqual(t.data_ptr(), target.data_ptr())
         self.assertTrue(grad.requires_grad)

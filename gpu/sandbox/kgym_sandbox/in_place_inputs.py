@@ -49,8 +49,11 @@ class RandomInto(TorchFunctionMode):
         if func in RANDOM_FACTORIES and "out" not in kwargs and self.used < len(self.targets) \
                 and not kwargs.get("requires_grad"):
             target = self.targets[self.used]
+            asked_device = kwargs.get("device")
             if requested_shape(func, args, kwargs) == tuple(target.shape) and \
-                    requested_dtype(func, kwargs) == target.dtype and target.is_contiguous():
+                    requested_dtype(func, kwargs) == target.dtype and target.is_contiguous() and \
+                    (asked_device is None or torch.device(asked_device).type == target.device.type) and \
+                    kwargs.get("layout", torch.strided) == torch.strided:
                 self.used += 1
                 for name in _FACTORY_OPTIONS:
                     kwargs.pop(name, None)
