@@ -825,13 +825,15 @@ def main() -> None:
             # evaluates again in fresh processes (failures.harmed_warm_up). Cheaper than making a
             # fresh pair after every large evaluation (KernelBench level 1 has many).
             exiting.reap(wait=wait_for_exits)
+            # Every standby, not only this request's: one stopped while it warmed up CUDA holds
+            # the warm-up lock, and this evaluation's timing would wait for it (hold_quiet_gpu).
+            for workdir, pair in list(standbys.items()):
+                harm = pair.harmed()
+                if harm:
+                    print(f"kgym zygote: the evaluation prepared in {workdir} was harmed ({harm}); "
+                          "its request gets fresh processes", file=sys.stderr, flush=True)
+                    standbys.pop(workdir).discard()
             running = current = standbys.pop(evaluation["workdir"], None) or prepare(evaluation["workdir"])
-            harm = current.harmed()
-            if harm:
-                print(f"kgym zygote: the evaluation prepared in {evaluation['workdir']} was harmed ({harm}); "
-                      "its request gets fresh processes", file=sys.stderr, flush=True)
-                current.discard()
-                running = current = prepare(evaluation["workdir"])
             started = begin(current, evaluation, exiting.pids)
             if started is None:
                 current.discard()  # the prepared judge died: make a fresh pair
