@@ -4,6 +4,7 @@
 #include "messages/evidence.hpp"
 
 #include <caf/all.hpp>
+#include <spdlog/spdlog.h>
 
 #include "pipeline/paths.hpp"
 
@@ -25,6 +26,10 @@ struct evaluation_worker_state {
 evaluation_worker_actor::behavior_type evaluation_worker(
     evaluation_worker_actor::stateful_pointer<evaluation_worker_state> self, executor_options options) {
   self->state.evaluator = std::make_unique<sandbox_evaluator>(std::move(options));
+  // The sandbox starts with the executor (this actor's own thread; requests wait in its
+  // mailbox meanwhile): the first request finds its processes prepared, as every later one.
+  if (auto error = self->state.evaluator->start(); !error.empty())
+    spdlog::warn("the sandbox did not start ({}); the first request starts it again", error);
   return {
       [self](const ExecRequest& request, const SandboxEvent::Built& built) -> std::tuple<ExecResult, CandidateTrace> {
         auto [result, trace] = self->state.evaluator->evaluate_on_device(request, &built);

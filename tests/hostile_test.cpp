@@ -702,8 +702,9 @@ TEST(Containment, TheWholeEvaluationHasATimeLimit) {
   EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after);
 }
 
-// The evaluator's zygote: this process's child running kgym_sandbox.zygote.
-int zygote_pid() {
+// The evaluators' zygotes: this process's children running kgym_sandbox.zygote.
+std::vector<int> zygote_pids() {
+  std::vector<int> found;
   for (int pid : live_children_of(::getpid())) {
     std::string cmdline;
     try {
@@ -712,9 +713,39 @@ int zygote_pid() {
       continue;
     }
     if (cmdline.find("kgym_sandbox.zygote") != std::string::npos)
-      return pid;
+      found.push_back(pid);
   }
-  return 0;
+  return found;
+}
+
+// The shared evaluator's zygote.
+int zygote_pid() {
+  auto found = zygote_pids();
+  return found.empty() ? 0 : found.front();
+}
+
+// An executor that serves starts its sandbox before any request (actors/gpu_executor): the
+// zygote prepares the first evaluations' processes at once, as it does for every later one, and
+// the first request is handed those.
+TEST(Containment, TheSandboxStartsWithItsFirstEvaluationsPrepared) {
+  if (test_device() == CUDA && !gpu_present())
+    GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
+  const auto before = zygote_pids();
+  sandbox_evaluator fresh(test_executor_options());
+  ASSERT_EQ(fresh.start(), "");
+  int zygote = 0;
+  for (int pid : zygote_pids())
+    if (std::find(before.begin(), before.end(), pid) == before.end())
+      zygote = pid;
+  ASSERT_GT(zygote, 0) << "no new kgym_sandbox.zygote below this process";
+  // Each prepared evaluation is three processes (judge, candidate, reference runner).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (live_children_of(zygote).size() < 3 * prepared_evaluations && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_GE(live_children_of(zygote).size(), 3 * prepared_evaluations) << "before any request";
+  ExecResult first = fresh.evaluate(request_for("gelu_scale_residual", "correct_first", fused_candidate()));
+  EXPECT_EQ(Verdict_Name(first.verdict()), "OK") << summary_line(first);
+  EXPECT_EQ(fresh.zygote_starts(), 1);
 }
 
 // A candidate cannot reach the evaluations prepared after it (ACandidateSeesAndStopsNoOtherProcess);

@@ -194,14 +194,22 @@ void sandbox_evaluator::forget_prepared() {
   prepared_workdirs_.clear();
 }
 
-std::string sandbox_evaluator::ensure_zygote() {
+std::string sandbox_evaluator::start() { return ensure_zygote(true); }
+
+std::string sandbox_evaluator::ensure_zygote(bool prepare_first) {
   if (zygote_ && zygote_->running())
     return {};
   forget_prepared();  // a new zygote has no prepared process
+  if (prepare_first)
+    while (prepared_workdirs_.size() < prepared_evaluations)
+      prepared_workdirs_.push_back(new_workdir());
   zygote_ = std::make_unique<sandbox_process>(options_.launch);
   ++zygote_starts_;
   SandboxEvent::Ready ready;
-  auto error = zygote_->start(options_.start_timeout, &ready);
+  auto error = zygote_->start(options_.start_timeout, &ready,
+                              std::vector<std::string>(prepared_workdirs_.begin(), prepared_workdirs_.end()));
+  if (!error.empty())
+    forget_prepared();
   if (error.empty())
     spdlog::info("sandbox ready: python {} torch {} triton {} (imports took {:.1f} s)", ready.python(),
                  ready.torch(), ready.triton(), ready.import_s());

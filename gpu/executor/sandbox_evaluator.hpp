@@ -55,13 +55,17 @@ class sandbox_evaluator {
   // while this evaluator's device moves on).
   std::pair<ExecResult, CandidateTrace> evaluate_on_device(const ExecRequest& request,
                                                            const SandboxEvent::Built* prebuilt = nullptr);
+  // Starts the zygote now, with the first evaluations' processes prepared at once, so the
+  // first request does not wait for them (an executor that serves calls it at its start).
+  // Returns an error text, empty on success; evaluate() starts it otherwise.
+  std::string start();
   const std::string& extension_cache() const { return options_.extension_cache; }
   // How many times the zygote was (re)started: a candidate never costs more than one.
   int zygote_starts() const { return zygote_starts_; }
 
  private:
   ExecResult evaluate_once(const ExecRequest& request, const SandboxEvent::Built& built, CandidateTrace* trace);
-  std::string ensure_zygote();
+  std::string ensure_zygote(bool prepare_first = false);
   std::string new_workdir();
   void forget_prepared();
   executor_options options_;

@@ -132,7 +132,8 @@ bool sandbox_environment_passes(const std::string& name, const std::string& extr
   return std::find(named.begin(), named.end(), name) != named.end();
 }
 
-std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready* ready) {
+std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready* ready,
+                                   const std::vector<std::string>& prepare) {
   stop();
   int in_pipe[2], out_pipe[2];
   if (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0)
@@ -142,6 +143,8 @@ std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready*
   std::vector<std::string> args = {launch_.python, "-m", launch_.module, "--device", device};
   if (!launch_.memory_cgroup && launch_.module == "kgym_sandbox.zygote")
     args.push_back("--no-memory-cgroup");
+  for (const auto& workdir : prepare)
+    args.insert(args.end(), {"--prepare", workdir});
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());

@@ -79,7 +79,10 @@ class sandbox_process {
   sandbox_process& operator=(const sandbox_process&) = delete;
 
   // Starts the zygote and waits for its Ready event. Returns an error text, empty on success.
-  std::string start(clock::duration timeout, SandboxEvent::Ready* ready = nullptr);
+  // `prepare`: directories (made by the executor) the zygote prepares evaluations' processes
+  // in at once, before any request (the first Evaluates name them).
+  std::string start(clock::duration timeout, SandboxEvent::Ready* ready = nullptr,
+                    const std::vector<std::string>& prepare = {});
   bool running() const { return pid_ > 0; }
   bool send(const SandboxCommand& command);
   // Reads one event, waiting until `deadline`. On bad_frame, `error` says what was wrong.

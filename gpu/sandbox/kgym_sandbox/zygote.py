@@ -741,6 +741,9 @@ def main() -> None:
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--no-memory-cgroup", action="store_true",
                         help="no cgroup per candidate (the executor then counts the candidate's uid)")
+    parser.add_argument("--prepare", action="append", default=[], metavar="WORKDIR",
+                        help="prepare an evaluation's processes there at once, before any request "
+                             "(the executor's first Evaluates name these directories)")
     args = parser.parse_args()
     # Unprivileged, a user namespace of our own lets every candidate have a pid namespace of
     # its own (it can then signal, trace and see no other process of our uid); first, while
@@ -807,6 +810,9 @@ def main() -> None:
     def standby_pids() -> set:
         return set().union(*(pair.pids for pair in standbys.values()))
 
+    for workdir in args.prepare[:len(isolation.CANDIDATE_UIDS) - 1]:  # as many as an evaluation's upcoming
+        if not prepare_ahead(workdir, None):
+            break
     running = None  # the pair whose evaluation is under way, until its result is relayed
     signal.signal(signal.SIGTERM, raise_executor_gone)  # kgym's parent-death signal
     try:
