@@ -414,6 +414,53 @@ class InPlaceInputs(unittest.TestCase):
         self.assertEqual(half[0].dtype, torch.float16)  # cast after making: not made in place
 
 
+class RefillSide(ScriptedSide):
+    """A timed side with an input arena of `k` sets after its first fill (RemoteCandidate's
+    input_targets), that records what it was filled with."""
+
+    def __init__(self, arena: bool):
+        super().__init__(cost=0.0001, call=0.001)
+        self.arena, self.buffers, self.fills, self.keep_outputs = arena, None, [], True
+
+    def release(self, phase):
+        pass
+
+    def input_targets(self, k):
+        return [[b] for b in self.buffers[:k]] if self.arena and self.buffers else []
+
+    def fill_sets(self, sets, phase):
+        self.fills.append([inputs[0] for inputs in sets])
+        if self.buffers is None:
+            self.buffers = [inputs[0].clone() for inputs in sets]  # the arena, made at the first fill
+
+    def deliver(self, calls):
+        pass
+
+    def slot_output(self, i):
+        return [torch.zeros(2)]
+
+
+class TimingRefill(unittest.TestCase):
+    def test_each_refill_after_the_first_is_made_in_the_reference_runners_buffers(self):
+        reference, candidate, made = RefillSide(arena=True), RefillSide(arena=False), []
+
+        def new_inputs(into=()):
+            made.append(list(into))
+            return [into[0] if into else torch.ones(2)]
+
+        timing.time_interleaved(reference, candidate, new_inputs, [torch.zeros(2)], lambda *a: None,
+                                timing.StopRule(reps=6, min_timed_s=0.0), k=2, device="cpu", seconds={},
+                                check_this=lambda: False)
+        self.assertEqual(len(made), 6)  # three batches of two calls
+        self.assertEqual(made[:2], [[], []])  # the first: no arena yet
+        for i, into in enumerate(made[2:]):  # then each set in the reference runner's own buffer
+            self.assertIs(into[0], reference.buffers[i % 2])
+        # The candidate is handed the very tensors the reference runner's buffers hold (its copy
+        # is made from them), never buffers of its own.
+        self.assertIs(candidate.fills[1][0], reference.buffers[0])
+        self.assertIsNone(candidate.input_targets(2) or None)
+
+
 class Packing(unittest.TestCase):
     def test_round_trip_with_tensors_in_shared_buffers(self):
         from kgym_sandbox import packing
