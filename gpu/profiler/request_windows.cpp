@@ -19,18 +19,32 @@ struct window {
   int64_t bytes = 0;
 };
 
+// A copy's kind and size, as the evidence names it ("", for a kernel).
+std::string copy_detail(const KernelActivity& k) {
+  if (k.bytes() == 0 && k.copy_kind() == COPY_KIND_UNSPECIFIED)
+    return "";
+  const char* kind = k.copy_kind() == COPY_DEVICE_TO_DEVICE ? "device to device, "
+                     : k.copy_kind() == COPY_HOST_TO_DEVICE ? "host to device, "
+                     : k.copy_kind() == COPY_DEVICE_TO_HOST ? "device to host, "
+                     : k.copy_kind() == COPY_OTHER          ? "other memories, "
+                                                            : "";
+  return std::string(kind) + std::to_string(k.bytes()) + " bytes, ";
+}
+
 std::string describe(const KernelActivity& k, const std::vector<window>& windows) {
   // The last window that opened before it: where the work sits in the timing.
   auto after = std::upper_bound(windows.begin(), windows.end(), k.start_ns(),
                                 [](uint64_t t, const window& w) { return t < w.open_ns; });
-  char text[360];
+  char text[400];
+  const std::string copy = copy_detail(k);
   if (after == windows.begin()) {
-    std::snprintf(text, sizeof text, "'%.120s' (%.3f ms) began before the first batch", k.name().c_str(),
+    std::snprintf(text, sizeof text, "'%.120s' (%s%.3f ms) began before the first batch", k.name().c_str(), copy.c_str(),
                   (k.end_ns() - k.start_ns()) / 1e6);
   } else {
     const window& w = *(after - 1);
-    std::snprintf(text, sizeof text, "'%.120s' (%.3f ms) ran from %.3f to %.3f ms after %s %d opened (it closed at %.3f ms)",
-                  k.name().c_str(), (k.end_ns() - k.start_ns()) / 1e6, (static_cast<double>(k.start_ns()) - w.open_ns) / 1e6,
+    std::snprintf(text, sizeof text, "'%.120s' (%s%.3f ms) ran from %.3f to %.3f ms after %s %d opened (it closed at %.3f ms)",
+                  k.name().c_str(), copy.c_str(), (k.end_ns() - k.start_ns()) / 1e6,
+                  (static_cast<double>(k.start_ns()) - w.open_ns) / 1e6,
                   (static_cast<double>(k.end_ns()) - w.open_ns) / 1e6, w.delivery ? "delivery" : "batch", w.index,
                   (w.close_ns - w.open_ns) / 1e6);
   }
