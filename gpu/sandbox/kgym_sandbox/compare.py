@@ -173,17 +173,18 @@ def _storage_range(t: torch.Tensor):
     return storage.data_ptr(), storage.data_ptr() + storage.nbytes()
 
 
+def shares_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether the storages of two tensors overlap (views of one buffer, slices of one storage)."""
+    a_lo, a_hi = _storage_range(a)
+    b_lo, b_hi = _storage_range(b)
+    return a_lo < b_hi and b_lo < a_hi
+
+
 def aliases(output, inputs: list) -> bool:
     """True when some output tensor shares memory with some input tensor."""
     outs = [t for t in flatten(output) if t.numel()]
     ins = [t for t in inputs if isinstance(t, torch.Tensor) and t.numel()]
-    for o in outs:
-        o_lo, o_hi = _storage_range(o)
-        for i in ins:
-            i_lo, i_hi = _storage_range(i)
-            if o_lo < i_hi and i_lo < o_hi:
-                return True
-    return False
+    return any(shares_memory(o, i) for o in outs for i in ins)
 
 
 def deliverable(outputs: list) -> bool:
@@ -199,12 +200,9 @@ def calls_share_storage(outputs_by_call: list) -> bool:
     """True when an output of one call shares a storage with an output of another (a buffer a
     model returns again and again: kept outputs would then all hold the last call's values;
     two slices of one storage count too, the safe side)."""
-    ranges = [[_storage_range(t) for t in outputs if t.numel()] for outputs in outputs_by_call]
-    for i, mine in enumerate(ranges):
-        for others in ranges[i + 1:]:
-            if any(lo < other_hi and other_lo < hi for lo, hi in mine for other_lo, other_hi in others):
-                return True
-    return False
+    calls = [[t for t in outputs if t.numel()] for outputs in outputs_by_call]
+    return any(shares_memory(a, b) for i, mine in enumerate(calls) for others in calls[i + 1:]
+               for a in mine for b in others)
 
 
 def fingerprints(expected: list, measured: list) -> tuple:

@@ -12,6 +12,8 @@ returns that is not its target in place is copied as before (`settled` says whic
 import torch
 from torch.overrides import TorchFunctionMode
 
+from .compare import shares_memory
+
 RANDOM_FACTORIES = (torch.rand, torch.randn, torch.randint)
 _FACTORY_OPTIONS = ("dtype", "device", "layout", "pin_memory", "requires_grad")
 
@@ -66,12 +68,10 @@ def settled(tensors: list, targets: list) -> tuple:
     be copied into `targets` (the same order): (tensors, which are already in place). A tensor
     lying in another target's memory than its own (get_inputs returned its tensors in another
     order, or a view of one) is cloned first, or the copy into its neighbour would overwrite it."""
-    spans = [(t.data_ptr(), t.data_ptr() + t.numel() * t.element_size()) for t in targets]
-
     def in_place(v, t) -> bool:
         return v.data_ptr() == t.data_ptr() and v.shape == t.shape and v.stride() == t.stride() and v.dtype == t.dtype
 
     placed = [in_place(v, t) for v, t in zip(tensors, targets)]
     placed += [False] * (len(tensors) - len(placed))
-    return [v.clone() if not placed[i] and any(lo <= v.data_ptr() < hi for lo, hi in spans) else v
+    return [v.clone() if not placed[i] and any(shares_memory(v, t) for t in targets) else v
             for i, v in enumerate(tensors)], placed
