@@ -1,6 +1,7 @@
 #include "service/request_journal.hpp"
 
 #include <filesystem>
+#include <iterator>
 #include <stdexcept>
 
 #include "messages/stored_upgrade.hpp"
@@ -112,11 +113,11 @@ void request_journal::accepted(const EvalRequest& request, const ReplyRoute* rou
   }
   step(insert_);
   if (sqlite3_changes(db_) == 1)  // a request id seen before keeps its first row (seq_of finds it)
-    unanswered_[request.request_id()] = sqlite3_last_insert_rowid(db_);
+    seqs_[request.request_id()] = sqlite3_last_insert_rowid(db_);
 }
 
 std::optional<int64_t> request_journal::seq_of(const std::string& request_id) {
-  if (auto found = unanswered_.find(request_id); found != unanswered_.end())
+  if (auto found = seqs_.find(request_id); found != seqs_.end())
     return found->second;
   sqlite3_bind_text(find_seq_, 1, request_id.c_str(), -1, SQLITE_TRANSIENT);
   std::optional<int64_t> seq;
@@ -130,7 +131,6 @@ void request_journal::answered(const EvalResult& answer, bool delivered) {
   const auto seq = seq_of(answer.request_id());
   if (!seq)  // never accepted here: nothing to answer
     return;
-  unanswered_.erase(answer.request_id());
   begin();
   const std::string bytes = answer.SerializeAsString();
   sqlite3_bind_int64(answer_, 1, *seq);
@@ -138,12 +138,17 @@ void request_journal::answered(const EvalResult& answer, bool delivered) {
   sqlite3_bind_double(answer_, 3, unix_now());
   step(answer_);
   if (delivered)
-    deliveries_.emplace_back(*seq, std::chrono::steady_clock::now());
+    mark_delivered(answer.request_id(), *seq);
 }
 
 void request_journal::delivered(const std::string& request_id) {
   if (const auto seq = seq_of(request_id))
-    deliveries_.emplace_back(*seq, std::chrono::steady_clock::now());
+    mark_delivered(request_id, *seq);
+}
+
+void request_journal::mark_delivered(const std::string& request_id, int64_t seq) {
+  deliveries_.emplace_back(seq, std::chrono::steady_clock::now());
+  seqs_.erase(request_id);  // nothing more is written for it
 }
 
 void request_journal::apply_deliveries(std::chrono::steady_clock::time_point due) {
@@ -245,8 +250,21 @@ int request_journal::compact(std::chrono::seconds keep) {
   const int removed = sqlite3_changes(db_);
   exec("DELETE FROM answers WHERE seq NOT IN (SELECT seq FROM requests)");
   exec("DELETE FROM deliveries WHERE seq NOT IN (SELECT seq FROM requests)");
+  forget_removed_seqs();
   exec("PRAGMA wal_checkpoint(TRUNCATE)");
   return removed;
+}
+
+void request_journal::forget_removed_seqs() {
+  // Answers never marked delivered (their client gone) would otherwise stay in seqs_.
+  std::unordered_set<int64_t> kept;
+  sqlite3_stmt* select = nullptr;
+  sqlite3_prepare_v2(db_, "SELECT seq FROM requests", -1, &select, nullptr);
+  while (sqlite3_step(select) == SQLITE_ROW)
+    kept.insert(sqlite3_column_int64(select, 0));
+  sqlite3_finalize(select);
+  for (auto it = seqs_.begin(); it != seqs_.end();)
+    it = kept.count(it->second) ? std::next(it) : seqs_.erase(it);
 }
 
 }  // namespace kgym

@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "messages/kgym.pb.h"
@@ -87,10 +88,14 @@ class request_journal {
   sqlite3_stmt* answer_ = nullptr;
   sqlite3_stmt* delivered_ = nullptr;
   sqlite3_stmt* find_seq_ = nullptr;
-  // The seq of each request accepted since the journal opened and not answered yet: an answer
-  // finds its row without a lookup. Others (accepted before a restart) are looked up.
-  std::unordered_map<std::string, int64_t> unanswered_;
+  // The seq of each request accepted since the journal opened, until its delivery mark (or the
+  // compaction that removes its row): its answer and its mark find the row without a lookup
+  // (over ZeroMQ the mark comes after the answer, for every request). Others (accepted before
+  // a restart) are looked up.
+  std::unordered_map<std::string, int64_t> seqs_;
   std::optional<int64_t> seq_of(const std::string& request_id);
+  void mark_delivered(const std::string& request_id, int64_t seq);
+  void forget_removed_seqs();
   bool in_batch_ = false;
   std::chrono::steady_clock::time_point batch_opened_;
   std::chrono::milliseconds delivery_grace_;

@@ -495,6 +495,15 @@ TEST(RequestJournal, AnswersAndMarksOfTheirOwnLoadAndCompactWithTheirRequests) {
     entries = journal.load();
     ASSERT_EQ(entries.size(), 1u);
     EXPECT_EQ(entries[0].request.request_id(), "open");
+    // An answer never marked delivered (its client gone): once compaction removed its row, a
+    // late mark writes nothing (counted below).
+    journal.accepted(request_of("gone"));
+    journal.answered(answer_of("gone"), false);
+    journal.commit();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(journal.compact(std::chrono::seconds(0)), 1);
+    journal.delivered("gone");
+    journal.settle_deliveries();
   }
   ASSERT_EQ(sqlite3_open((dir / "journal.sqlite").c_str(), &db), SQLITE_OK);
   auto count = [&](const char* sql) {
