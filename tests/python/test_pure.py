@@ -826,6 +826,78 @@ class PairCleanup(unittest.TestCase):
         os.close(lock_fd)
 
 
+class WarmUpTurn(unittest.TestCase):
+    """The prepared evaluations' CUDA warm-ups one evaluation at a time (zygote.WarmUpTurn)."""
+
+    @staticmethod
+    def holders(write_end: int, closes_after: list) -> list:
+        """Children holding `write_end`, each closing it after its delay and living on 2 s."""
+        pids = []
+        for delay in closes_after:
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(delay)
+                os.close(write_end)
+                time.sleep(2)
+                os._exit(0)
+            pids.append(pid)
+        os.close(write_end)
+        return pids
+
+    def finish(self, pids: list) -> None:
+        for pid in pids:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+
+    @unittest.skipUnless(sys.platform == "linux", "Linux forks")
+    def test_a_warm_up_starts_once_every_process_of_the_one_before_is_done(self):
+        from kgym_sandbox import zygote
+        after_r, done_w = os.pipe()
+        pids = self.holders(done_w, [0.1, 0.5, 0.2])  # the judge, candidate and reference runner before
+        started = time.monotonic()
+        turn = zygote.WarmUpTurn(after_r, -1)
+        turn.wait()
+        waited = time.monotonic() - started
+        self.finish(pids)
+        self.assertGreaterEqual(waited, 0.45)  # the last holder's close, not the first's, and not their exit
+        self.assertLess(waited, 1.5)
+        self.assertEqual(turn.fds, set())  # the read end is let go of once it has served
+
+    def test_the_first_evaluation_prepared_waits_for_nothing(self):
+        from kgym_sandbox import zygote
+        started = time.monotonic()
+        zygote.WarmUpTurn(-1, -1).wait()
+        self.assertLess(time.monotonic() - started, 0.05)
+
+    @unittest.skipUnless(sys.platform == "linux", "Linux forks")
+    def test_a_stuck_warm_up_holds_the_next_one_no_longer_than_its_patience(self):
+        from kgym_sandbox import zygote
+        after_r, done_w = os.pipe()
+        pids = self.holders(done_w, [30])
+        turn = zygote.WarmUpTurn(after_r, -1)
+        turn.PATIENCE_S = 0.3
+        started = time.monotonic()
+        turn.wait()
+        waited = time.monotonic() - started
+        self.finish(pids)
+        self.assertGreaterEqual(waited, 0.3)
+        self.assertLess(waited, 1.5)
+
+    def test_closing_a_turn_lets_go_of_both_ends(self):
+        from kgym_sandbox import zygote
+        after_r, after_w = os.pipe()
+        done_r, done_w = os.pipe()
+        turn = zygote.WarmUpTurn(after_r, done_w)
+        self.assertEqual(turn.fds, {after_r, done_w})
+        turn.close()
+        self.assertEqual(os.read(done_r, 8), b"")  # the next one sees this one's end
+        for fd in (after_r, done_w):
+            with self.assertRaises(OSError):
+                os.fstat(fd)
+        os.close(after_w)
+        os.close(done_r)
+
+
 class KillTree(unittest.TestCase):
     def test_a_forking_tree_is_killed_whole_and_runs_no_more(self):
         """A candidate's process tree that keeps forking (children that left its session, each
