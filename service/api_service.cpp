@@ -528,6 +528,10 @@ api_service_actor::behavior_type api_service_impl(self_ptr self, api_service_con
           self->state.config.outbox->set_drained();
       },
       [self](finish_atom) {
+        // Answers still waiting for their clients to take them go out with the last answers
+        // (the serve loop tries each for a while), not with this actor.
+        for (auto& r : self->state.requests.due(clock_type::time_point::max()))
+          zmq_send(self, r.route, std::move(r.answer));
         const uint64_t told = tell_unfinished(self);
         if (told > 0)
           spdlog::info("kgym serve: {} clients of requests left unfinished are told so", told);

@@ -90,8 +90,10 @@ class serve_loop {
         spdlog::info("kgym serve: stopping; requests in flight get up to {:.0f} s",
                      setup.service.drain_timeout.count());
       }
-      send_what_the_service_has();
-      if (drain_until && (outbox->drained() || std::chrono::steady_clock::now() > *drain_until))
+      send_what_the_service_has(drain_until.has_value());
+      // Drained: nothing in flight and no request left unread (each still waiting in the socket
+      // is refused, not dropped: a client that sent a burst before the stop hears of all of it).
+      if (drain_until && ((outbox->drained() && !request_waiting()) || std::chrono::steady_clock::now() > *drain_until))
         break;
       zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0},
                                  {nullptr, outbox->wake_fd(), ZMQ_POLLIN, 0},
@@ -149,20 +151,40 @@ class serve_loop {
       http->answer(d.call, {d.status, std::move(d.body), std::move(d.content_type)});
   }
 
+  bool request_waiting() {
+    zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+    return zmq::poll(&item, 1, std::chrono::milliseconds(0)) > 0;
+  }
+
+  // What the service has for clients, and what a full client queue held back while stopping.
+  std::vector<api_delivery> to_send() {
+    std::vector<api_delivery> items = std::move(held);
+    held.clear();
+    for (auto& d : outbox->take())
+      items.push_back(std::move(d));
+    return items;
+  }
+
   // Sends what the service has for clients; tells it which answers were delivered (to journal)
-  // and which could not be (to try again).
-  void send_what_the_service_has() {
+  // and which could not be (to try again). While `stopping`, a reply its client cannot take now
+  // (a refusal: answers go back to the service) is held for the next turn, not dropped.
+  void send_what_the_service_has(bool stopping) {
     if (const std::string failure = outbox->failure(); !failure.empty())
       throw std::runtime_error(failure);
     std::vector<std::string> delivered;
-    for (auto& d : outbox->take()) {
+    for (auto& d : to_send()) {
       if (d.http) {
         answer_http(d);
-      } else if (reply(socket, d.route, d.answer) == handed::sent) {
+        continue;
+      }
+      const handed h = reply(socket, d.route, d.answer);
+      if (h == handed::sent) {
         if (d.journaled)
           delivered.push_back(d.answer.request_id());
       } else if (d.redeliver) {
         self->send(api, undelivered_atom::value, std::move(d.route), std::move(d.answer), d.retry_until_ns);
+      } else if (stopping && h == handed::full) {
+        held.push_back(std::move(d));
       }
     }
     if (!delivered.empty())
@@ -172,7 +194,7 @@ class serve_loop {
   // What the service has at the end, each answer sent once its client can take it (up to
   // last_answers_limit in all); what could not be is logged: the journal, if any, has it.
   void send_last_answers() {
-    std::vector<api_delivery> left = outbox->take();
+    std::vector<api_delivery> left = to_send();
     const auto until = std::chrono::steady_clock::now() + last_answers_limit;
     size_t gone = 0;
     for (;;) {
@@ -202,6 +224,7 @@ class serve_loop {
   zmq::socket_t& socket;
   http_front* http;
   std::shared_ptr<api_outbox> outbox = std::make_shared<api_outbox>();
+  std::vector<api_delivery> held;  // stopping: replies whose clients' queues were full, tried again
   caf::scoped_actor self;  // every message to the service from this one sender: they arrive in order
   api_service_actor api;
 };

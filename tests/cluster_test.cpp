@@ -764,13 +764,16 @@ TEST(Cluster, ServeFailsClearlyAndStopsWithWorkQueued) {
 // stops within its drain limit (and a margin), exits 0, and the client gets an answer for every
 // request, evaluated or "stopped before this evaluation finished"; the worker exits too. (Once, a
 // serve stopped this way waited in the actor system's teardown for an actor that never ended.)
-TEST(Cluster, StoppingServeAndAWorkerMidStreamAnswersEveryRequest) {
-  std::string tmp = fs::temp_directory_path().string() + "/kgym-busystop-" + std::to_string(::getpid());
+// 5000 requests sent at once, serve (and, with `stop_worker`, its worker) stopped once 200 are
+// answered, and the client reading nothing for a second: every request gets an answer, a
+// refusal or a "stopped" error.
+void stop_mid_stream(const std::string& name, bool stop_worker) {
+  std::string tmp = fs::temp_directory_path().string() + "/kgym-" + name + "-" + std::to_string(::getpid());
   fs::create_directories(tmp);
   const std::string listen = "127.0.0.1:" + std::to_string(free_port());
-  server s = start_server("busystop", {"--executors", "0", "--listen", listen, "--drain-timeout", "5"});
+  server s = start_server(name, {"--executors", "0", "--listen", listen, "--drain-timeout", "5"});
   ASSERT_FALSE(s.endpoint.empty());
-  const std::string serve_log = fs::temp_directory_path().string() + "/kgym-serve-busystop.log";
+  const std::string serve_log = fs::temp_directory_path().string() + "/kgym-serve-" + name + ".log";
   pid_t worker = start_kgym({"worker", "--join", listen, "--null-executor", "--cpu-slots", "8", "--name", "busy"},
                             tmp + "/worker.log");
   ASSERT_EQ(wait_for_count(serve_log, "busy#null7 joins", 1, 30s), 1) << read_all(serve_log) << read_all(tmp + "/worker.log");
@@ -779,24 +782,46 @@ TEST(Cluster, StoppingServeAndAWorkerMidStreamAnswersEveryRequest) {
   const int sent = 5000;
   for (int i = 0; i < sent; ++i)
     c.send(request("b" + std::to_string(i), "gelu_scale_residual", "fused"));
-  int answered = 0, stopped = 0;
+  int answered = 0, stopped = 0, refused = 0;
   while (answered < 200 && c.message_within(10s)) {  // the link is busy: answers are flowing
     c.receive(1s);
     ++answered;
   }
   ASSERT_EQ(answered, 200) << read_all(serve_log);
-  ::kill(worker, SIGTERM);
+  if (stop_worker)
+    ::kill(worker, SIGTERM);
   ::kill(s.pid, SIGTERM);
+  // The client reads nothing for a second: its queue at serve (1,000) fills while serve stops,
+  // and what did not fit must still reach it (held refusals, answers awaiting redelivery).
+  std::this_thread::sleep_for(1s);
   while (answered < sent && c.message_within(20s)) {
     EvalResult r = c.receive(1s);
     ++answered;
     stopped += r.error().find("stopped before this evaluation finished") != std::string::npos;
+    refused += r.error().find("shutting down") != std::string::npos;
   }
-  EXPECT_EQ(answered, sent) << stopped << " stopped\n" << read_all(serve_log);
-  std::cout << answered << " answered, " << stopped << " of them stopped before they ran\n";
+  EXPECT_EQ(answered, sent) << stopped << " stopped, " << refused << " refused\n" << read_all(serve_log);
+  std::cout << answered << " answered, " << stopped << " of them stopped before they ran, " << refused
+            << " refused\n";
   EXPECT_EQ(wait_exit_within(s.pid, 30s), 0) << read_all(serve_log);
-  EXPECT_EQ(wait_exit_within(worker, 30s), 0) << read_all(tmp + "/worker.log");
+  if (!stop_worker)
+    ::kill(worker, SIGTERM);
+  const int worker_exit = wait_exit_within(worker, 30s);
+  if (stop_worker)
+    EXPECT_EQ(worker_exit, 0) << read_all(tmp + "/worker.log");
+  else
+    std::cout << "the worker, stopped after serve: exit " << worker_exit << "\n" << read_all(tmp + "/worker.log");
   fs::remove_all(tmp);
+}
+
+TEST(Cluster, StoppingServeAndAWorkerMidStreamAnswersEveryRequest) {
+  stop_mid_stream("busystop", true);
+}
+
+// The worker goes on, so serve's evaluations in flight end at once: serve must not stop while
+// requests still wait in its socket (they are refused) or answers wait for their client.
+TEST(Cluster, StoppingServeMidStreamAnswersEveryRequestSent) {
+  stop_mid_stream("busystop2", false);
 }
 
 }  // namespace
