@@ -110,12 +110,8 @@ class Pair:
     timing, so a warm-up never overlaps a timed region."""
 
     def __init__(self, workdir: str, device: str, recorder, lock_fd: int, out_fd: int, bindings: dict,
-                 candidate_uid: int, cgroup_parents: dict, pid_namespaces: isolation.PidNamespaces,
-                 warm_after: int = -1):
-        """`warm_after`: the read end of the previous pair's WarmUpTurn pipe (-1: none), which this
-        pair takes over; its own is `warmed_r`, for the next pair."""
+                 candidate_uid: int, cgroup_parents: dict, pid_namespaces: isolation.PidNamespaces):
         self.workdir = workdir
-        self.warmed_r = -1
         self.candidate_uid = candidate_uid
         self.judge_pid = self.candidate_pid = self.reference_pid = 0  # 0: not forked (discard skips it)
         self.command_w = self.result_r = self.hold_w = -1
@@ -156,24 +152,17 @@ class Pair:
             # recording cost on both sides of the ratio), under a key of its own that nobody reads.
             reference_key_r, reference_key_w = os.pipe() if traced else (-1, -1)
             fds += [fd for fd in (key_r, key_w, reference_key_r, reference_key_w) if fd >= 0]
-            turn = WarmUpTurn(warm_after, -1)
-            if device == "cuda":
-                self.warmed_r, turn.done_w = os.pipe()
-                fds.append(turn.done_w)
-            turn_fds = turn.fds
             self.judge_pid = os.fork()
             if self.judge_pid == 0:
-                keep_only([judge_end, judge_reference_end], [candidate_end, reference_end],
-                          {command_r, result_w, lock_fd} | turn_fds)
-                judge_main(judge_dir, command_r, result_w, judge_end, judge_reference_end, device, lock_fd, turn)
+                keep_only([judge_end, judge_reference_end], [candidate_end, reference_end], {command_r, result_w, lock_fd})
+                judge_main(judge_dir, command_r, result_w, judge_end, judge_reference_end, device, lock_fd)
             # The candidate in a pid namespace of its own where the OS grants one (its pid here is
             # its pid in ours: the executor watches and kills it by that).
             self.candidate_pid, _ = pid_namespaces.fork()
             if self.candidate_pid == 0:
-                keep_only([candidate_end], [judge_end, judge_reference_end, reference_end],
-                          {key_r, hold_r, lock_fd} | turn_fds)
+                keep_only([candidate_end], [judge_end, judge_reference_end, reference_end], {key_r, hold_r, lock_fd})
                 runner_main("candidate", candidate_dir, candidate_end, recorder, device, lock_fd, key_r, bindings,
-                            candidate_uid, turn, hold_r)
+                            candidate_uid, hold_r)
             started = time.perf_counter()
             for cgroup in self.cgroups:
                 if not cgroup.add(self.candidate_pid):  # before its code exists
@@ -187,27 +176,21 @@ class Pair:
             self.seconds["pair_cgroup"] += time.perf_counter() - started
             self.reference_pid = os.fork()
             if self.reference_pid == 0:
-                keep_only([reference_end], [judge_end, candidate_end, judge_reference_end],
-                          {reference_key_r, lock_fd} | turn_fds)
+                keep_only([reference_end], [judge_end, candidate_end, judge_reference_end], {reference_key_r, lock_fd})
                 runner_main("reference", reference_dir, reference_end, recorder, device, lock_fd, reference_key_r, {},
-                            isolation.JUDGE_UID, turn)
+                            isolation.JUDGE_UID)
         except BaseException:
             if os.getpid() != zygote:  # a child whose main returned by raising: never the zygote's code
                 os._exit(1)
             # A fork refused (EAGAIN: the uid's RLIMIT_NPROC; ENOMEM): nothing of this pair stays.
-            for fd in fds + [self.warmed_r]:
-                if fd >= 0:
-                    os.close(fd)
+            for fd in fds:
+                os.close(fd)
             for end in ends:
                 end.close()
             self.discard()
             raise
-        finally:
-            if os.getpid() == zygote and warm_after >= 0:
-                os.close(warm_after)  # its holders are this pair's processes now
-        for fd in (command_r, result_w, hold_r, turn.done_w):
-            if fd >= 0:
-                os.close(fd)
+        for fd in (command_r, result_w, hold_r):
+            os.close(fd)
         for end in ends:
             end.close()
         # The trace's key is made after the fork, so no copy of it exists in the candidate
@@ -332,42 +315,6 @@ class Pair:
             isolation.unmount(self.candidate_dir)  # a fresh pair may mount its own here
 
 
-class WarmUpTurn:
-    """The order in which prepared evaluations create their CUDA contexts: one evaluation's
-    three processes at once, the next evaluation's once they are done. Contexts created at once
-    take turns in the driver, so two evaluations warming up together both finished late, the
-    one needed first too (at a start both are prepared, and the first request waited for both).
-    A pair's processes wait until the previous pair's pipe reports its end (every holder done
-    with its warm-up, or gone), and close their own write end when their warm-up ends."""
-    PATIENCE_S = 60.0  # a warm-up stuck that long (a hung driver call) no longer holds the next one
-
-    def __init__(self, after_r: int, done_w: int):
-        self.after_r, self.done_w = after_r, done_w
-
-    @property
-    def fds(self) -> set:
-        return {fd for fd in (self.after_r, self.done_w) if fd >= 0}
-
-    def wait(self) -> None:
-        if self.after_r < 0:
-            return
-        deadline = time.monotonic() + self.PATIENCE_S
-        try:
-            while time.monotonic() < deadline:
-                ready, _, _ = select.select([self.after_r], [], [], max(deadline - time.monotonic(), 0.0))
-                if ready and not os.read(self.after_r, 64):
-                    break
-        finally:
-            os.close(self.after_r)
-            self.after_r = -1
-
-    def close(self) -> None:
-        """Done (or never to warm up): the next pair may start; nothing of this one is held."""
-        for fd in self.fds:
-            os.close(fd)
-        self.after_r = self.done_w = -1
-
-
 def keep_only(sockets: list, others: list, fds: set) -> None:
     """In a forked child of a pair: its own channel `sockets` and `fds` stay open, nothing else
     of the zygote's does (the other processes' ends are let go of first, so their socket
@@ -387,16 +334,13 @@ def send_key(key_r: int, key_w: int) -> str:
     return key.hex()
 
 
-def warm_cuda(lock_fd: int, seconds: dict, turn: WarmUpTurn) -> None:
-    """Creates the CUDA context and the cuBLAS and cuDNN handles, after the evaluation
-    prepared before this one (`turn`), holding the lock that keeps warm-ups out of the running
-    evaluation's timed region. (Compiling a Triton kernel here too was tried on an H100: the
-    lock then delayed the running evaluation's timing by the compile time, and throughput did
-    not improve.)"""
+def warm_cuda(lock_fd: int, seconds: dict) -> None:
+    """Creates the CUDA context and the cuBLAS and cuDNN handles, holding the lock that keeps
+    warm-ups out of the running evaluation's timed region. (Compiling a Triton kernel here
+    too was tried on an H100: the lock then delayed the running evaluation's timing by the
+    compile time, and throughput did not improve.)"""
     import torch
     started = time.perf_counter()
-    turn.wait()
-    seconds["cuda_init_turn"] = time.perf_counter() - started
     fcntl.lockf(lock_fd, fcntl.LOCK_SH)
     try:
         torch.zeros(1, device="cuda")
@@ -483,7 +427,7 @@ def sample_failed_device(result: dict) -> None:
 
 
 def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, reference_end, device: str,
-               lock_fd: int, turn: WarmUpTurn) -> None:
+               lock_fd: int) -> None:
     """In the forked judge: confine, warm up, wait for the request, evaluate against the
     candidate process (timing the reference runner the same way), send the one result, exit
     without cleanup."""
@@ -496,10 +440,9 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
                                              trusted_priority=device == "cuda" and bool(timing_cores()))
         seconds["confine"] = time.perf_counter() - started
         if device == "cuda":
-            warm_cuda(lock_fd, seconds, turn)
+            warm_cuda(lock_fd, seconds)
     except BaseException as exc:  # reported once the request arrives; never run half-confined
         confine_error = exc
-    turn.close()
     command = read_command(command_fd)
     if command is None:
         os._exit(0)
@@ -558,7 +501,7 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
 
 
 def runner_main(role: str, workdir: str, end, recorder, device: str, lock_fd: int, key_fd: int,
-                bindings: dict, uid: int, turn: WarmUpTurn, hold_fd: int = -1) -> None:
+                bindings: dict, uid: int, hold_fd: int = -1) -> None:
     """In a forked runner: the candidate process (`role` "candidate": a candidate uid, the
     candidate's limits, ModelNew) or the reference runner ("reference": the judge's uid, which
     the candidate cannot reach, no limits, the task's Model), served alike so the judge times
@@ -577,11 +520,10 @@ def runner_main(role: str, workdir: str, end, recorder, device: str, lock_fd: in
         if key_fd >= 0:
             tracing.start(workdir, key_fd, device)
         if device == "cuda":
-            warm_cuda(lock_fd, {}, turn)  # on any core: the timing cores are the running evaluation's
+            warm_cuda(lock_fd, {})  # on any core: the timing cores are the running evaluation's
     except BaseException as exc:
         confine_error = exc
-    os.close(lock_fd)  # no code served here holds the lock or the turn other evaluations wait on
-    turn.close()
+    os.close(lock_fd)  # no code served here holds the lock other evaluations wait on
     spin = device == "cuda" and not timing_cores()
     runner = candidate_runner.Runner(channel.Channel(end, spin=spin), workdir, device, recorder,
                                      tracing.Tracer(device), bindings, limited=role == "candidate")
@@ -836,7 +778,6 @@ def main() -> None:
         isolation.keep_off(set(timing_cores().values()))  # this zygote, and every process it forks
     pid_namespaces = isolation.PidNamespaces()
     standbys, exiting, wait_for_exits = {}, Exiting(), False  # standbys: workdir -> Pair
-    warm_turn = [-1]  # the last prepared pair's WarmUpTurn pipe, which the next pair waits on
 
     def prepare(workdir: str, current: Pair = None, attempts: int = FORK_ATTEMPTS) -> Pair:
         """A pair for `workdir`. A refused fork (EAGAIN, ENOMEM: unprivileged, the uid's
@@ -847,12 +788,8 @@ def main() -> None:
         for attempt in range(1, attempts + 1):
             try:
                 isolation.hold_next_candidate_tasks()  # unprivileged: within what kgym's uid has left
-                # The pair takes over the last pair's turn (WarmUpTurn), even where its fork fails.
-                after, warm_turn[0] = warm_turn[0], -1
-                pair = Pair(workdir, args.device, recorder, lock_fd, out_fd, bindings, uid, cgroup_parents,
-                            pid_namespaces, warm_after=after)
-                warm_turn[0], pair.warmed_r = pair.warmed_r, -1
-                return pair
+                return Pair(workdir, args.device, recorder, lock_fd, out_fd, bindings, uid, cgroup_parents,
+                            pid_namespaces)
             except OSError as exc:
                 if exc.errno not in (errno.EAGAIN, errno.ENOMEM) or attempt == attempts:
                     raise
