@@ -152,8 +152,10 @@ int run_worker(const std::vector<std::string>& argv) {
     for (const auto& [executor_name, executor] : executors)
       self->request(*scheduler, caf::infinite, leave_atom::value, caf::actor_cast<caf::strong_actor_ptr>(executor))
           .receive([](caf::ok_atom) {}, [](caf::error&) {});
+  } else if (stop_requested) {
+    spdlog::info("kgym worker {}: stopped while the control plane was gone", name);
   } else {
-    spdlog::warn("kgym worker {}: the control plane is gone", name);
+    spdlog::warn("kgym worker {}: the control plane is gone (no rejoin within {:.0f} s)", name, rejoin_for_s);
   }
   size_t down = 0;
   for (const auto& [executor_name, executor] : executors) {
@@ -167,7 +169,8 @@ int run_worker(const std::vector<std::string>& argv) {
   spdlog::default_logger()->flush();
   // Nothing is left to lose: leave without waiting on the actor system's teardown (a remote
   // connection can hold it), so a drained worker always exits.
-  std::_Exit(control_plane_gone ? 1 : 0);
+  // 1 only where it gave up: a stop asked for (SIGTERM, SIGINT) is a clean end, rejoining or not.
+  std::_Exit(control_plane_gone && !stop_requested ? 1 : 0);
 }
 
 }  // namespace kgym::cli

@@ -806,11 +806,8 @@ void stop_mid_stream(const std::string& name, bool stop_worker) {
   EXPECT_EQ(wait_exit_within(s.pid, 30s), 0) << read_all(serve_log);
   if (!stop_worker)
     ::kill(worker, SIGTERM);
-  const int worker_exit = wait_exit_within(worker, 30s);
-  if (stop_worker)
-    EXPECT_EQ(worker_exit, 0) << read_all(tmp + "/worker.log");
-  else
-    std::cout << "the worker, stopped after serve: exit " << worker_exit << "\n" << read_all(tmp + "/worker.log");
+  // A worker stopped while it waits for serve to come back ends cleanly too.
+  EXPECT_EQ(wait_exit_within(worker, 30s), 0) << read_all(tmp + "/worker.log");
   fs::remove_all(tmp);
 }
 

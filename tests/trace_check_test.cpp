@@ -405,9 +405,10 @@ TEST(RequestWindows, ADeliveryCopiesDeviceMemoryAndNoMoreThanItsOutputs) {
     auto found = check_request_windows(delivered_trace({{"[memcpy]", 2'250'000, 2'300'000, kind, 1024}}), judge_ms,
                                        two_copies);
     EXPECT_EQ(found.outside, 1) << CopyKind_Name(kind);
-    if (kind == COPY_HOST_TO_DEVICE)  // the evidence says which copy it was
+    if (kind == COPY_HOST_TO_DEVICE) {  // the evidence says which copy it was
       EXPECT_EQ(found.first_outside, "'[memcpy]' (host to device, 1024 bytes, 0.050 ms) ran from 0.050 to 0.100 ms "
                                      "after delivery 0 opened (it closed at 0.400 ms)");
+    }
   }
   EXPECT_EQ(check_request_windows(delivered_trace({{"[memset]", 2'250'000, 2'300'000, COPY_KIND_UNSPECIFIED, 1024}}),
                                   judge_ms, two_copies)
