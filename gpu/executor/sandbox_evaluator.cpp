@@ -188,6 +188,11 @@ std::string sandbox_evaluator::new_workdir() {
   return workdir.string();
 }
 
+void sandbox_evaluator::top_up_prepared() {
+  while (prepared_workdirs_.size() < prepared_evaluations)
+    prepared_workdirs_.push_back(new_workdir());
+}
+
 void sandbox_evaluator::forget_prepared() {
   for (const auto& workdir : prepared_workdirs_)
     remove_workdir(workdir);
@@ -201,8 +206,7 @@ std::string sandbox_evaluator::ensure_zygote(bool prepare_first) {
     return {};
   forget_prepared();  // a new zygote has no prepared process
   if (prepare_first)
-    while (prepared_workdirs_.size() < prepared_evaluations)
-      prepared_workdirs_.push_back(new_workdir());
+    top_up_prepared();
   zygote_ = std::make_unique<sandbox_process>(options_.launch);
   ++zygote_starts_;
   SandboxEvent::Ready ready;
@@ -210,7 +214,7 @@ std::string sandbox_evaluator::ensure_zygote(bool prepare_first) {
                               std::vector<std::string>(prepared_workdirs_.begin(), prepared_workdirs_.end()));
   if (!error.empty())
     forget_prepared();
-  if (error.empty())
+  else
     spdlog::info("sandbox ready: python {} torch {} triton {} (imports took {:.1f} s)", ready.python(),
                  ready.torch(), ready.triton(), ready.import_s());
   return error;
@@ -297,8 +301,7 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     workdir = prepared_workdirs_.front();
     prepared_workdirs_.pop_front();
   }
-  while (prepared_workdirs_.size() < prepared_evaluations)
-    prepared_workdirs_.push_back(new_workdir());
+  top_up_prepared();
 
   SandboxCommand command;
   command.mutable_evaluate()->set_workdir(workdir.string());

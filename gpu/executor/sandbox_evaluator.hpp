@@ -67,6 +67,7 @@ class sandbox_evaluator {
   ExecResult evaluate_once(const ExecRequest& request, const SandboxEvent::Built& built, CandidateTrace* trace);
   std::string ensure_zygote(bool prepare_first = false);
   std::string new_workdir();
+  void top_up_prepared();  // prepared_evaluations directories for the next evaluations' processes
   void forget_prepared();
   executor_options options_;
   std::deque<std::string> prepared_workdirs_;  // where the zygote prepares the next evaluations
