@@ -5,7 +5,7 @@ import statistics
 
 def print_parts(results: dict) -> None:
     """`results`: column name -> list of ExecResult dicts. The parts done while the processes
-    waited as the next evaluation's (confine, cuda_init, pair_*) are not on the evaluation's
+    waited as the next evaluation's (confine, cuda_driver, cuda_wait, cuda_init, pair_*) are not on the evaluation's
     path; wall_s is."""
     ok = {name: [r for r in rows if r.get("verdict") == "OK"] for name, rows in results.items()}
     parts = sorted({p for rows in ok.values() for r in rows for p in r.get("harness_seconds", {})})

@@ -335,13 +335,22 @@ def send_key(key_r: int, key_w: int) -> str:
 
 
 def warm_cuda(lock_fd: int, seconds: dict) -> None:
-    """Creates the CUDA context and the cuBLAS and cuDNN handles, holding the lock that keeps
-    warm-ups out of the running evaluation's timed region. (Compiling a Triton kernel here
-    too was tried on an H100: the lock then delayed the running evaluation's timing by the
-    compile time, and throughput did not improve.)"""
+    """Starts the CUDA driver (`cuInit`: 0.4 s of a 0.7 s warm-up on an H100 or H200, per
+    process, bench/cuda_start.py), then creates the CUDA context and the cuBLAS and cuDNN
+    handles holding the lock that keeps these out of the running evaluation's timed region. The
+    driver's start makes no context and runs nothing on the GPU, so it goes before the lock:
+    the next evaluations' start-ups then fit between two timings (`timing_quiet`). (Compiling a
+    Triton kernel under the lock too was tried on an H100: the lock then delayed the running
+    evaluation's timing by the compile time, and throughput did not improve.) `seconds`:
+    cuda_driver, cuda_wait (for the lock: the running evaluation's timing), cuda_init."""
     import torch
     started = time.perf_counter()
+    ctypes.CDLL("libcuda.so.1").cuInit(0)  # what PyTorch's first call would do; a failure is its to report
+    seconds["cuda_driver"] = time.perf_counter() - started
+    started = time.perf_counter()
     fcntl.lockf(lock_fd, fcntl.LOCK_SH)
+    seconds["cuda_wait"] = time.perf_counter() - started
+    started = time.perf_counter()
     try:
         torch.zeros(1, device="cuda")
         torch.ones(8, 8, device="cuda") @ torch.ones(8, 8, device="cuda")  # cuBLAS handle
