@@ -799,13 +799,14 @@ TEST(Defaults, TolerancesPerPrecisionAndSet) {
 }
 
 TEST(GpuAssignment, OneExecutorPerGpuNeverTwoOnOne) {
-  EXPECT_EQ(executor_gpus(CUDA, 1, {}), (std::vector<int>{-1}));  // CUDA_VISIBLE_DEVICES as inherited
+  EXPECT_EQ(executor_gpus(CUDA, 1, {}), (std::vector<int>{0}));  // one GPU: its candidates see no other
   EXPECT_EQ(executor_gpus(CUDA, 3, {}), (std::vector<int>{0, 1, 2}));
   EXPECT_EQ(executor_gpus(CUDA, 0, {}), (std::vector<int>{}));  // workers only
   EXPECT_EQ(executor_gpus(CUDA, 1, {2, 5}), (std::vector<int>{2, 5}));  // --gpus replaces --executors
   EXPECT_EQ(executor_gpus(CPU, 2, {}), (std::vector<int>{-1, -1}));
   EXPECT_EQ(executor_gpus(CUDA, 2, {}, "4,6,7"), (std::vector<int>{4, 6}));  // the caller's choice kept
-  EXPECT_EQ(executor_gpus(CUDA, 1, {}, "4,6,7"), (std::vector<int>{-1}));   // inherited as it is
+  EXPECT_EQ(executor_gpus(CUDA, 1, {}, "4,6,7"), (std::vector<int>{4}));    // the first the caller named
+  EXPECT_EQ(executor_gpus(CUDA, 1, {}, "GPU-5f98"), (std::vector<int>{-1}));  // named by UUID: inherited as it is
   EXPECT_THROW(executor_gpus(CUDA, 3, {}, "4,6"), std::invalid_argument);
   EXPECT_THROW(executor_gpus(CUDA, 2, {}, "GPU-5f98,GPU-9740"), std::invalid_argument);
   executor_options exec;

@@ -61,7 +61,7 @@ std::string visible_gpus() {
 std::vector<int> executor_gpus(Device device, int count, const std::vector<int>& listed, const std::string& visible) {
   if (device == CUDA && !listed.empty())
     return listed;
-  if (device != CUDA || count <= 1)
+  if (device != CUDA || count <= 0)
     return std::vector<int>(static_cast<size_t>(std::max(count, 0)), -1);
   std::vector<int> gpus;
   if (visible.empty()) {
@@ -72,6 +72,8 @@ std::vector<int> executor_gpus(Device device, int count, const std::vector<int>&
   try {
     gpus = gpu_list(visible);
   } catch (const std::invalid_argument&) {
+    if (count == 1)
+      return {-1};  // named otherwise than by index (UUIDs, MIG): the sandbox sees what the caller named
     throw std::invalid_argument("CUDA_VISIBLE_DEVICES=" + visible + " does not name GPUs by index: say which with --gpus");
   }
   if (static_cast<int>(gpus.size()) < count)

@@ -15,12 +15,13 @@ namespace kgym {
 // a malformed list, a repeated GPU or, for "all", no GPU.
 std::vector<int> gpu_list(const std::string& spec);
 
-// The GPU of each executor (sandbox_launch::gpu; -1: the GPU the process inherits):
-// `listed` when given (--gpus), else `count` executors: on the CPU all -1, on CUDA one -1
-// for a single executor (CUDA_VISIBLE_DEVICES as the caller set it) and, for more, the first
+// The GPU of each executor (sandbox_launch::gpu; -1: the GPUs the process inherits):
+// `listed` when given (--gpus), else `count` executors: on the CPU all -1, on CUDA the first
 // `count` GPUs of `visible` (the caller's CUDA_VISIBLE_DEVICES, "" when unset: GPUs
-// 0..count-1). Throws std::invalid_argument where `visible` names fewer GPUs or names them
-// otherwise than by index (then --gpus says which).
+// 0..count-1). A single executor gets one GPU too, so its candidates see no other GPU of the
+// host (where `visible` names GPUs otherwise than by index, -1: what it names). Throws
+// std::invalid_argument where `visible` names fewer GPUs or, for several executors, names
+// them otherwise than by index (then --gpus says which).
 std::vector<int> executor_gpus(Device device, int count, const std::vector<int>& listed,
                                const std::string& visible = "");
 
