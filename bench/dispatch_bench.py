@@ -10,8 +10,8 @@ API, the scheduler, CAF's middleman between processes.
 - soak (--soak N): N requests through one worker, 2000 in flight at a time, and the server's
   resident memory (VmRSS) after each 10% of them: with answers kept in memory at most
   --max-answers (the request table's bound), it stays flat once that many are held.
-- two builds (--before OLD/build/kgym): answers/s of each, plain, TLS and TLS + journal, the
-  builds alternated in a fresh random order each round.
+- two builds (--before OLD/build/kgym): answers/s and the result path's p50 of each, plain,
+  TLS and TLS + journal, the builds alternated in a fresh random order each round.
 
     python3 bench/dispatch_bench.py [--kgym build/kgym] [--requests 2000] [--workers 1,2,4,8,16]
     python3 bench/dispatch_bench.py --soak 100000 [--max-answers 10000]
@@ -169,17 +169,24 @@ def compare_tls(args) -> None:
 
 
 def compare_builds(args) -> None:
-    """Two builds of kgym, answers/s with args.requests in flight (2 worker processes of
-    args.slots executors) plain, over TLS and over TLS with the journal, the builds in a fresh
-    random order each of args.rounds rounds; medians, and each round's after/before ratio."""
+    """Two builds of kgym, plain, over TLS and over TLS with the journal, the builds in a fresh
+    random order each of args.rounds rounds: the result path's latency (p50 of 500 requests one
+    at a time through 1 worker: executor start -> answer at the client) and answers/s with
+    args.requests in flight (2 worker processes of args.slots executors); medians, and each
+    round's after/before ratio."""
     certs = make_certs()
     setups = (("plain", "plain", False), ("tls", certs, False), ("tls+journal", certs, True))
-    rates = {}
+    rates, outs = {}, {}
     for _ in range(args.rounds):
         builds = [("before", args.before), ("after", args.kgym)]
         random.shuffle(builds)
         for build, kgym in builds:
             for name, tls, journal in setups:
+                cluster = Cluster(kgym, 1, tls, journal, serve_args=args.serve_arg)
+                try:
+                    outs.setdefault((build, name), []).append(percentile(cluster.latencies(500)[1], 50))
+                finally:
+                    cluster.close()
                 cluster = Cluster(kgym, 2, tls, journal, serve_args=args.serve_arg, slots=args.slots)
                 try:
                     cluster.run_batch(500)
@@ -188,12 +195,14 @@ def compare_builds(args) -> None:
                     cluster.close()
     print(f"before: {args.before}, after: {args.kgym}; {args.requests} requests in flight, 2 workers x {args.slots} "
           f"executors, medians of {args.rounds} rounds")
-    print(f"{'link':>12} {'before':>9} {'after':>9} {'after/before':>13}   (each round's ratio)")
+    print(f"{'link':>12} {'before':>9} {'after':>9} {'after/before':>13}   (each round's ratio)   "
+          f"{'out p50 ms before':>18} {'after':>7}")
     for name, _, _ in setups:
         before, after = rates[("before", name)], rates[("after", name)]
         ratios = [a / b for a, b in zip(after, before)]
         print(f"{name:>12} {percentile(before, 50):>9.0f} {percentile(after, 50):>9.0f} "
-              f"{percentile(after, 50) / percentile(before, 50):>13.3f}   ({', '.join(f'{r:.2f}' for r in ratios)})")
+              f"{percentile(after, 50) / percentile(before, 50):>13.3f}   ({', '.join(f'{r:.2f}' for r in ratios)})   "
+              f"{percentile(outs[('before', name)], 50):>18.3f} {percentile(outs[('after', name)], 50):>7.3f}")
 
 
 def rss_mib(pid: int) -> float:

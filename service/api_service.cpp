@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include "messages/json.hpp"
@@ -138,6 +139,7 @@ void release(self_ptr self, EvalResult answer) {
   if (st.writer && ++st.answers_since_compaction >= 100000) {
     st.writer->compact(st.config.table_limits.keep);
     st.answers_since_compaction = 0;
+    st.others_to_flush = true;
   }
 }
 
@@ -421,22 +423,32 @@ void restore_from_journal(self_ptr self) {
 
 // Hands what this actor gave the journal's writer over. Answers (their clients wait for the
 // commit): while the writer is idle, after the messages already in the mailbox (a burst of
-// answers is one commit); while it is busy, with its next batch (it says when a commit is done:
-// committed_atom); at once when many have gathered. The rest, and anything still held, within
-// flush_every (accepted requests are committed within the journal's batch window anyway). Waking
-// the writer for each request, or committing each answer alone, cost it its batches.
+// answers is one commit), committed here on this actor's thread when fewer than few_answers
+// (journal_writer::commit_here: no thread switch before they are sent); while it is busy, with
+// its next batch (it says when a commit is done: committed_atom); at once when many have
+// gathered. The rest, and anything still held, within flush_every (accepted requests are
+// committed within the journal's batch window anyway). Waking the writer for each request, or
+// committing each answer alone, cost it its batches.
+constexpr size_t few_answers = 64;
+
 void flush(self_ptr self) {
   auto& st = self->state;
-  st.writer->flush();
+  std::optional<std::vector<EvalResult>> committed;
+  if (st.answers_to_flush > 0 && st.answers_to_flush < few_answers)
+    committed = st.writer->commit_here();  // idle writer: committed here, sent at once
+  if (!committed)
+    st.writer->flush();
   st.answers_to_flush = 0;
   st.others_to_flush = false;
+  for (auto& answer : committed.value_or(std::vector<EvalResult>{}))
+    release(self, std::move(answer));
 }
 
 void flush_when_idle(self_ptr self) {
   auto& st = self->state;
   if (!st.writer)
     return;
-  if (st.answers_to_flush >= 64)
+  if (st.answers_to_flush >= few_answers)
     return flush(self);
   if (st.answers_to_flush > 0 && !st.flush_queued && st.writer->idle()) {
     st.flush_queued = true;
@@ -520,6 +532,7 @@ api_service_actor::behavior_type api_service_impl(self_ptr self, api_service_con
       [self](flush_atom, bool from_timer) {
         (from_timer ? self->state.flush_timer : self->state.flush_queued) = false;
         flush(self);
+        flush_when_idle(self);  // what the answers committed here left (a compaction)
       },
       [self](drain_atom) {
         self->state.draining = true;

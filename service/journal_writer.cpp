@@ -58,6 +58,23 @@ bool journal_writer::idle() const {
   return sleeping_ && ops_.empty();
 }
 
+std::optional<std::vector<EvalResult>> journal_writer::commit_here() {
+  // Holding the mutex, the writer cannot leave its wait: the journal is this thread's meanwhile.
+  std::lock_guard lock(mutex_);
+  if (!sleeping_ || !ops_.empty() || stopping_ || failure_)
+    return std::nullopt;
+  std::vector<op> ops = std::exchange(gathered_, {});
+  wake_on_flush_ = false;
+  try {
+    std::vector<EvalResult> answers = apply(ops);
+    journal_.commit();
+    return answers;
+  } catch (...) {
+    failure_ = std::current_exception();  // the writer's next look ends it too
+    throw;
+  }
+}
+
 std::vector<EvalResult> journal_writer::take_committed() {
   std::lock_guard lock(mutex_);
   if (failure_)

@@ -53,6 +53,11 @@ class journal_writer {
   // Whether the writer waits for work with nothing handed over: a flush now wakes it. While it is
   // busy, answers gathered meanwhile go with its next batch (one commit for them all).
   bool idle() const;
+  // While the writer is idle: records and commits what was gathered here, on the caller's
+  // thread, and returns its answers (in order), committed; nullopt while it is busy (then
+  // flush()). A few answers committed here reach their clients without two thread switches (the
+  // writer's wake-up, and the committed_atom that wakes the API service back).
+  std::optional<std::vector<EvalResult>> commit_here();
   // Returns once everything posted before it is committed and synced.
   void commit_synced();
   // Records and commits everything posted, then ends the thread (the journal is the caller's again).

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -593,6 +594,46 @@ TEST(JournalWriter, GivesAnAnswerBackOnlyOnceARestartWouldFindIt) {
       with_task[e.request.request_id()] = e.request.has_task();
     EXPECT_FALSE(with_task["c"]);
     EXPECT_TRUE(with_task["d"]);
+  }
+  fs::remove_all(dir);
+}
+
+// While the writer is idle, the API service commits a few answers on its own thread
+// (commit_here): they come back committed (with the acceptances gathered before them), the
+// writer reports no commit of its own; once the writer is stopping, nothing is committed here.
+TEST(JournalWriter, CommitsHereOnlyWhileTheWriterIsIdle) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "journal_writer_here_test";
+  fs::remove_all(dir);
+  {
+    request_journal journal(dir.string(), std::chrono::milliseconds(0), std::chrono::seconds(60));
+    std::atomic<int> writer_commits{0};
+    journal_writer writer(journal, [&] { ++writer_commits; });
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!writer.idle() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_TRUE(writer.idle()) << "the writer never waited for work";
+    EvalRequest request;
+    request.set_request_id("e");
+    ReplyRoute route;
+    route.add_frames("client");
+    writer.accepted(request, route);
+    EvalResult answer;
+    answer.set_request_id("e");
+    writer.answered(answer, false);
+    auto committed = writer.commit_here();
+    ASSERT_TRUE(committed.has_value());
+    ASSERT_EQ(committed->size(), 1u);
+    EXPECT_EQ((*committed)[0].request_id(), "e");
+    auto entries = request_journal(dir.string()).load();  // what a restart would find, now
+    ASSERT_EQ(entries.size(), 1u);
+    EXPECT_TRUE(entries[0].answer.has_value());
+    EXPECT_TRUE(writer.take_committed().empty());  // not the writer's to give back again
+    EXPECT_EQ(writer_commits.load(), 0);
+    writer.stop();
+    answer.set_request_id("f");
+    writer.answered(answer, false);
+    EXPECT_FALSE(writer.commit_here().has_value());  // stopped: its caller flushes as before
   }
   fs::remove_all(dir);
 }
