@@ -10,7 +10,14 @@ set gives it) times --calls calls with CUDA events (median) and lists the kernel
 profiled call that took at least 5% of its GPU time. Offsets are taken in a fresh random order
 in every process: a choice made at the first call and kept would show as the first offset's.
 
+With --chunks N the input instead lies in N allocations of its own (cuMemCreate, as the
+judge's arenas), each mapped at two virtual addresses: a time that follows the allocation is the
+physical memory's doing, one that changes between two mappings of one allocation the addresses'
+(if the addresses, the reference runner and the candidate's process could map their inputs at
+the same ones).
+
     python3 bench/kernel_choice.py --kernelbench ../shared/kernelbench --level 2 --only 77 --processes 6
+    python3 bench/kernel_choice.py --kernelbench ../shared/kernelbench --level 2 --only 77 --processes 3 --chunks 4
 """
 import argparse
 import glob
@@ -25,7 +32,70 @@ import sys
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 
-def one_process(task_path: str, offsets: list, calls: int) -> dict:
+def time_placed(model, placed: list, calls: int) -> tuple:
+    """(median ms of `calls` calls by CUDA events, the kernels of one profiled call that took at
+    least 5% of its GPU time)."""
+    import torch
+    for _ in range(3):
+        model(*placed)
+    times = []
+    for _ in range(calls):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        model(*placed)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        model(*placed)
+        torch.cuda.synchronize()
+    kernels = [(e.key, e.device_time_total) for e in prof.key_averages() if e.device_time_total > 0]
+    total = sum(t for _, t in kernels) or 1.0
+    return statistics.median(times), sorted(k[:70] for k, t in kernels if t >= 0.05 * total)
+
+
+def offset_placements(inputs: list, offsets: list):
+    """Each input copied into a fresh buffer at each of `offsets` bytes in: (label, inputs)."""
+    import torch
+    for offset in offsets:
+        placed = []
+        for x in inputs:
+            if isinstance(x, torch.Tensor) and x.is_floating_point():
+                room = torch.empty(x.numel() * x.element_size() + offset + 512, dtype=torch.uint8, device="cuda")
+                view = room[offset:offset + x.numel() * x.element_size()].view(x.dtype).view(x.shape)
+                view.copy_(x)
+                placed.append(view)
+            else:
+                placed.append(x)
+        yield f"offset {offset}", placed
+
+
+def mapped_placements(inputs: list, chunks: int):
+    """Each input in `chunks` allocations of its own (cuMemCreate, as the judge's arenas), each
+    mapped at two virtual addresses: (label, inputs) for chunk c's first and second mapping. A
+    time that follows the chunk, not the mapping, is the memory's (physical); one that changes
+    between the two mappings of one chunk, the addresses'."""
+    import torch
+    from kgym_sandbox import shared_tensors
+    driver = shared_tensors.CudaDriver()
+    for chunk in range(chunks):
+        views = ([], [])
+        for x in inputs:
+            if isinstance(x, torch.Tensor) and x.is_floating_point():
+                spec = shared_tensors.spec_of(x)
+                first, fd = driver.alloc(x.numel() * x.element_size())
+                second = driver.open(fd, x.numel() * x.element_size())
+                views[0].append(shared_tensors.device_view(first, spec))
+                views[1].append(shared_tensors.device_view(second, spec))
+                views[0][-1].copy_(x)  # one memory: the second view sees it
+            else:
+                views[0].append(x)
+                views[1].append(x)
+        for mapping in (0, 1):
+            yield f"chunk {chunk} map {mapping + 1}", views[mapping]
+
+
+def one_process(task_path: str, offsets: list, chunks: int, calls: int) -> dict:
     import torch
     sys.path.insert(0, os.path.join(ROOT, "gpu", "sandbox"))
     from kgym_sandbox import numerics
@@ -38,40 +108,17 @@ def one_process(task_path: str, offsets: list, calls: int) -> dict:
     torch.manual_seed(2)
     with torch.device("cuda"):
         inputs = namespace["get_inputs"]()
-    found = {}
     order = list(offsets)
     random.shuffle(order)
+    found = {}
     with torch.no_grad():
-        for offset in order:
-            placed = []
-            for x in inputs:
-                if isinstance(x, torch.Tensor) and x.is_floating_point():
-                    room = torch.empty(x.numel() * x.element_size() + offset + 512, dtype=torch.uint8, device="cuda")
-                    view = room[offset:offset + x.numel() * x.element_size()].view(x.dtype).view(x.shape)
-                    view.copy_(x)
-                    placed.append(view)
-                else:
-                    placed.append(x)
-            for _ in range(3):
-                model(*placed)
-            times = []
-            for _ in range(calls):
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record()
-                model(*placed)
-                end.record()
-                end.synchronize()
-                times.append(start.elapsed_time(end))
-            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-                model(*placed)
-                torch.cuda.synchronize()
-            kernels = [(e.key, e.device_time_total) for e in prof.key_averages() if e.device_time_total > 0]
-            total = sum(t for _, t in kernels) or 1.0
+        placements = mapped_placements(inputs, chunks) if chunks else offset_placements(inputs, order)
+        for n, (label, placed) in enumerate(placements):
+            ms, kernels = time_placed(model, placed, calls)
             first_input = next((v for v in placed if isinstance(v, torch.Tensor)), None)
-            found[offset] = {"ms": statistics.median(times), "first": order.index(offset) == 0,
-                             # where the input lies within its 2 MiB page (the device's large pages)
-                             "in_page": first_input.data_ptr() % (1 << 21) if first_input is not None else -1,
-                             "kernels": sorted(k[:70] for k, t in kernels if t >= 0.05 * total)}
+            found[label] = {"ms": ms, "first": n == 0, "kernels": kernels,
+                            # where the input lies within its 2 MiB page (the device's large pages)
+                            "in_page": first_input.data_ptr() % (1 << 21) if first_input is not None else -1}
     return found
 
 
@@ -83,11 +130,13 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=6)
     parser.add_argument("--offsets", default="0,16,64,128,256", help="bytes")
     parser.add_argument("--calls", type=int, default=30)
+    parser.add_argument("--chunks", type=int, default=0,
+                        help="instead of offsets: the input in this many allocations, each mapped twice")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     offsets = [int(o) for o in args.offsets.split(",")]
     if args.child:
-        print(json.dumps(one_process(args.child, offsets, args.calls)))
+        print(json.dumps(one_process(args.child, offsets, args.chunks, args.calls)))
         return
     pattern = os.path.join(args.kernelbench, "KernelBench", f"level{args.level}", f"{args.only}_*.py")
     task = sorted(glob.glob(pattern))[0]
@@ -96,16 +145,17 @@ def main() -> None:
     names, rows = {}, []
     for p in range(args.processes):
         out = subprocess.run([sys.executable, __file__, "--kernelbench", args.kernelbench, "--only", str(args.only),
-                              "--offsets", args.offsets, "--calls", str(args.calls), "--child", task],
+                              "--offsets", args.offsets, "--calls", str(args.calls), "--chunks", str(args.chunks),
+                              "--child", task],
                              check=True, capture_output=True, text=True).stdout
         found = json.loads(out.strip().splitlines()[-1])
-        for offset, seen in found.items():
+        for label, seen in found.items():
             key = tuple(seen["kernels"])
             names.setdefault(key, f"set {len(names) + 1}")
-            rows.append((p, int(offset), seen["in_page"], seen["ms"], names[key], seen["first"]))
-    print("\n| process | offset B | input at, in its 2 MiB page | ms | kernels | first offset |\n|---|---|---|---|---|---|")
-    for p, offset, in_page, ms, name, first in rows:
-        print(f"| {p} | {offset} | {in_page:#x} | {ms:.3f} | {name} | {'yes' if first else ''} |")
+            rows.append((p, label, seen["in_page"], seen["ms"], names[key], seen["first"]))
+    print("\n| process | placement | input at, in its 2 MiB page | ms | kernels | first |\n|---|---|---|---|---|---|")
+    for p, label, in_page, ms, name, first in rows:
+        print(f"| {p} | {label} | {in_page:#x} | {ms:.3f} | {name} | {'yes' if first else ''} |")
     print()
     for key, name in names.items():
         print(f"{name}: " + "; ".join(key))
