@@ -9,7 +9,8 @@
 # KGYM_TEST_FILTER=PATTERN runs only the matching cases of the GPU binaries (a GoogleTest
 # filter; ctest's own filters would override GTEST_FILTER), KGYM_TEST_REPEAT=N each N times.
 # KGYM_TEST_GPUS=N (N > 1, a host with N GPUs) runs the GPU tests on all N at once (4 H100s,
-# 2026-11-27: 458 s).
+# 2026-11-27: 458 s): the GPU list in N-1 shards and the unprivileged list on the last GPU, or,
+# with KGYM_TEST_LISTS=gpu or =unprivileged, only that list in N shards (2 GPUs: two calls).
 # Built elsewhere: carry .debs/build, .debs/root, .debs/wheels (+ .debs/wheels-report for the
 # train and LLM parts; deploy/device_bundle.sh makes them) and run this there.
 set -uo pipefail
@@ -58,12 +59,21 @@ if [ "${KGYM_SKIP_TESTS:-0}" != 1 ]; then
     # on the last GPU. One log, shard by shard, as ctest -V writes it.
     gpus=$KGYM_TEST_GPUS cores=$(nproc)
     id -u kgym-unprivileged >/dev/null 2>&1 || useradd --system --create-home --shell /usr/sbin/nologin kgym-unprivileged
+    # KGYM_TEST_LISTS=gpu or =unprivileged: only that list, in N shards, one a GPU (a host of 2
+    # GPUs runs the suite in two calls of the device's 600 s each: gpu, then unprivileged).
+    lists=${KGYM_TEST_LISTS:-both}
     for i in $(seq 0 $((gpus - 1))); do
       (
         c=$((cores - 1 - 3 * i))
         export CUDA_VISIBLE_DEVICES=$i KGYM_TIMING_CORES="$c,$((c - 1)),$((c - 1))"
         export KGYM_TRACE_ARCHIVE="$out/traces/gpu$i" && mkdir -p "$KGYM_TRACE_ARCHIVE"
-        if [ "$i" = $((gpus - 1)) ]; then
+        if [ "$lists" = unprivileged ]; then
+          GTEST_SHARD_INDEX=$i GTEST_TOTAL_SHARDS=$gpus ctest --test-dir build -R hostile_test_unprivileged_gpu \
+            -V > "$out/ctest-gpu$i.log" 2>&1
+        elif [ "$lists" = gpu ]; then
+          GTEST_SHARD_INDEX=$i GTEST_TOTAL_SHARDS=$gpus ctest --test-dir build -L gpu \
+            -E hostile_test_unprivileged_gpu -V > "$out/ctest-gpu$i.log" 2>&1
+        elif [ "$i" = $((gpus - 1)) ]; then
           ctest --test-dir build -R hostile_test_unprivileged_gpu -V > "$out/ctest-gpu$i.log" 2>&1
         else
           GTEST_SHARD_INDEX=$i GTEST_TOTAL_SHARDS=$((gpus - 1)) ctest --test-dir build -L gpu \

@@ -70,7 +70,7 @@ std::optional<std::vector<EvalResult>> journal_writer::commit_here() {
     journal_.commit();
     return answers;
   } catch (...) {
-    failure_ = std::current_exception();  // the writer's next look ends it too
+    failure_ = std::current_exception();  // take_committed() and commit_synced() rethrow it too
     throw;
   }
 }
