@@ -345,7 +345,10 @@ def warm_cuda(lock_fd: int, seconds: dict) -> None:
     cuda_driver, cuda_wait (for the lock: the running evaluation's timing), cuda_init."""
     import torch
     started = time.perf_counter()
-    ctypes.CDLL("libcuda.so.1").cuInit(0)  # what PyTorch's first call would do; a failure is its to report
+    try:
+        ctypes.CDLL("libcuda.so.1").cuInit(0)  # what PyTorch's first call would do; a failure is its to report
+    except OSError:  # not found by that name here: PyTorch starts the driver under the lock instead
+        pass
     seconds["cuda_driver"] = time.perf_counter() - started
     started = time.perf_counter()
     fcntl.lockf(lock_fd, fcntl.LOCK_SH)
