@@ -67,18 +67,17 @@ if [ "${KGYM_SKIP_TESTS:-0}" != 1 ]; then
         c=$((cores - 1 - 3 * i))
         export CUDA_VISIBLE_DEVICES=$i KGYM_TIMING_CORES="$c,$((c - 1)),$((c - 1))"
         export KGYM_TRACE_ARCHIVE="$out/traces/gpu$i" && mkdir -p "$KGYM_TRACE_ARCHIVE"
-        if [ "$lists" = unprivileged ]; then
-          GTEST_SHARD_INDEX=$i GTEST_TOTAL_SHARDS=$gpus ctest --test-dir build -R hostile_test_unprivileged_gpu \
-            -V > "$out/ctest-gpu$i.log" 2>&1
-        elif [ "$lists" = gpu ]; then
-          GTEST_SHARD_INDEX=$i GTEST_TOTAL_SHARDS=$gpus ctest --test-dir build -L gpu \
-            -E hostile_test_unprivileged_gpu -V > "$out/ctest-gpu$i.log" 2>&1
-        elif [ "$i" = $((gpus - 1)) ]; then
-          ctest --test-dir build -R hostile_test_unprivileged_gpu -V > "$out/ctest-gpu$i.log" 2>&1
-        else
-          GTEST_SHARD_INDEX=$i GTEST_TOTAL_SHARDS=$((gpus - 1)) ctest --test-dir build -L gpu \
-            -E hostile_test_unprivileged_gpu -V > "$out/ctest-gpu$i.log" 2>&1
+        shard=$i shards=$gpus
+        if [ "$lists" = both ]; then  # the last GPU: the unprivileged list whole (one shard)
+          shards=$((gpus - 1)) && [ "$i" = "$shards" ] && shard=0 shards=1
         fi
+        if [ "$lists" = unprivileged ] || { [ "$lists" = both ] && [ "$i" = $((gpus - 1)) ]; }; then
+          which=(-R hostile_test_unprivileged_gpu)
+        else
+          which=(-L gpu -E hostile_test_unprivileged_gpu)
+        fi
+        GTEST_SHARD_INDEX=$shard GTEST_TOTAL_SHARDS=$shards ctest --test-dir build "${which[@]}" -V \
+          > "$out/ctest-gpu$i.log" 2>&1
         echo "gpu $i: ctest exit $?" >> "$out/ctest-gpu$i.log"
       ) &
     done
