@@ -440,8 +440,9 @@ void flush(self_ptr self) {
     st.writer->flush();
   st.answers_to_flush = 0;
   st.others_to_flush = false;
-  for (auto& answer : committed.value_or(std::vector<EvalResult>{}))
-    release(self, std::move(answer));
+  if (committed)
+    for (auto& answer : *committed)
+      release(self, std::move(answer));
 }
 
 void flush_when_idle(self_ptr self) {
