@@ -65,7 +65,9 @@ if [ "${KGYM_SKIP_TESTS:-0}" != 1 ]; then
     for i in $(seq 0 $((gpus - 1))); do
       (
         c=$((cores - 1 - 3 * i))
-        export CUDA_VISIBLE_DEVICES=$i KGYM_TIMING_CORES="$c,$((c - 1)),$((c - 1))"
+        # Its GPU first, the next one second: the tests place their executors on the first
+        # (as kgym does), and a candidate that reaches for the second must find none.
+        export CUDA_VISIBLE_DEVICES="$i,$(((i + 1) % gpus))" KGYM_TIMING_CORES="$c,$((c - 1)),$((c - 1))"
         export KGYM_TRACE_ARCHIVE="$out/traces/gpu$i" && mkdir -p "$KGYM_TRACE_ARCHIVE"
         shard=$i shards=$gpus
         if [ "$lists" = both ]; then  # the last GPU: the unprivileged list whole (one shard)

@@ -18,6 +18,7 @@
 #include <memory>
 #include <thread>
 
+#include "gpu/executor/gpu_assignment.hpp"
 #include "gpu/executor/sandbox_evaluator.hpp"
 #include "messages/enum_names.hpp"
 #include "messages/evidence.hpp"
@@ -128,6 +129,9 @@ const hostile_case cases[] = {
      "exhausted the GPU's memory"},
     // ... and one that only says so is charged too, after the executor's attempts.
     {"fakes_out_of_memory", RESOURCE_LIMIT, "", false, 0, "gelu_scale_residual", "in all 3 attempts"},
+    // Its work sent to another GPU of the host: its sandbox sees one GPU, so there is no cuda:1
+    // (a test that can fail only where the test itself sees two GPUs: gpu_suite.sh's shards).
+    {"uses_another_gpu", CUDA_ERROR, "", true, 0, "gelu_scale_residual", "invalid device ordinal"},
     {"uniform_softmax", INCORRECT, "", false, 0, "softmax_rows", "", DR_KERNEL_TOLERANCES},
     {"expected_loss", INCORRECT, "", false, 0, "mse_loss", "does not follow the reference", DR_KERNEL_TOLERANCES},
 };
@@ -135,6 +139,9 @@ const hostile_case cases[] = {
 executor_options test_executor_options() {
   executor_options options;
   options.launch.device = test_device();
+  // As kgym check and serve place one executor: on the first visible GPU, the only one its
+  // sandbox sees (deploy/gpu_suite.sh shows each shard a second GPU, for uses_another_gpu).
+  options.launch.gpu = executor_gpus(test_device(), 1, {}, visible_gpus()).front();
   options.launch.python = python();
   options.launch.sandbox_dir = source_path("gpu/sandbox");
   options.launch.cupti_library = cupti_library();

@@ -1057,6 +1057,15 @@ TEST(SandboxEnvironment, PassesOnlyWhatIsNamed) {
   EXPECT_FALSE(sandbox_environment_passes("", ",,"));
 }
 
+// A CUDA sandbox sees one GPU whatever its caller made visible.
+TEST(SandboxEnvironment, ACudaSandboxSeesOneGpu) {
+  EXPECT_EQ(sandbox_visible_gpu(3, "3,0"), "3");
+  EXPECT_EQ(sandbox_visible_gpu(-1, "GPU-5f98,GPU-9740"), "GPU-5f98");  // by UUID: the first named
+  EXPECT_EQ(sandbox_visible_gpu(-1, "MIG-1a2b"), "MIG-1a2b");
+  EXPECT_EQ(sandbox_visible_gpu(-1, ""), "0");
+  EXPECT_EQ(sandbox_visible_gpu(-1, ",1"), "0");
+}
+
 // Messages are bounded and carry no secret kgym knows.
 TEST(Scrub, RedactsSecretValuesAndBoundsTheText) {
   EXPECT_EQ(scrub("key=abc123xyz; again abc123xyz.", {"abc123xyz"}, 100), "key=[redacted]; again [redacted].");

@@ -19,7 +19,8 @@ std::vector<int> gpu_list(const std::string& spec);
 // `listed` when given (--gpus), else `count` executors: on the CPU all -1, on CUDA the first
 // `count` GPUs of `visible` (the caller's CUDA_VISIBLE_DEVICES, "" when unset: GPUs
 // 0..count-1). A single executor gets one GPU too, so its candidates see no other GPU of the
-// host (where `visible` names GPUs otherwise than by index, -1: what it names). Throws
+// host (where `visible` names GPUs otherwise than by index, -1: the first it names,
+// sandbox_visible_gpu). Throws
 // std::invalid_argument where `visible` names fewer GPUs or, for several executors, names
 // them otherwise than by index (then --gpus says which).
 std::vector<int> executor_gpus(Device device, int count, const std::vector<int>& listed,

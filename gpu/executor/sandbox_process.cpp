@@ -1,5 +1,6 @@
 #include "gpu/executor/sandbox_process.hpp"
 
+#include "gpu/executor/gpu_assignment.hpp"
 #include "gpu/executor/name_list.hpp"
 #include "gpu/executor/timing_slots.hpp"
 
@@ -117,6 +118,13 @@ sandbox_process::sandbox_process(sandbox_launch launch) : launch_(std::move(laun
 
 sandbox_process::~sandbox_process() { stop(); }
 
+std::string sandbox_visible_gpu(int gpu, const std::string& inherited) {
+  if (gpu >= 0)
+    return std::to_string(gpu);
+  const std::string first = inherited.substr(0, inherited.find(','));
+  return first.empty() ? "0" : first;
+}
+
 bool sandbox_environment_passes(const std::string& name, const std::string& extra) {
   // What Python, the CUDA driver and toolkit, Triton's compiler and the locale need.
   static const char* const exact[] = {"PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "TERM", "LD_LIBRARY_PATH",
@@ -167,11 +175,11 @@ std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready*
     std::string entry = *e;
     std::string name = entry.substr(0, entry.find('='));
     if (sandbox_environment_passes(name, launch_.extra_env) &&
-        !(launch_.gpu >= 0 && name == "CUDA_VISIBLE_DEVICES"))
+        !(launch_.device == CUDA && name == "CUDA_VISIBLE_DEVICES"))
       env_store.push_back(std::move(entry));
   }
-  if (launch_.device == CUDA && launch_.gpu >= 0)
-    env_store.push_back("CUDA_VISIBLE_DEVICES=" + std::to_string(launch_.gpu));
+  if (launch_.device == CUDA)
+    env_store.push_back("CUDA_VISIBLE_DEVICES=" + sandbox_visible_gpu(launch_.gpu, visible_gpus()));
   env_store.push_back(pythonpath);
   // Where the build put the schema's Python (kgym_pb2, for the sandbox's frames).
   const char* schema = std::getenv("KGYM_SCHEMA_PYTHON");

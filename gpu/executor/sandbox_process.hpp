@@ -20,7 +20,7 @@ struct sandbox_launch {
   std::string cupti_library;  // gpu/cupti's injection library (CUDA only; empty: none)
   std::string trace_library;  // gpu/trace's library (CPU only: phase calls, no kernels; empty: none)
   std::string checks_library;  // gpu/checks' output checks for the judge (CUDA only; empty: PyTorch's operators)
-  int gpu = -1;               // CUDA only: the one GPU this sandbox sees (-1: as inherited)
+  int gpu = -1;               // CUDA only: the one GPU this sandbox sees (-1: the first inherited, sandbox_visible_gpu)
   // CUDA only: this executor's place among the process's GPU executors, which picks its timing
   // cores (timing_cores_for); -1: by `gpu`. By place, GPUs 6 and 7 of a 16-core host get cores.
   int timing_slot = -1;
@@ -44,6 +44,11 @@ struct sandbox_launch {
 // and the names in `extra`; nothing else (no credentials, no kgym secrets). kgym then adds
 // its own (PYTHONPATH, the trace libraries, the timing cores).
 bool sandbox_environment_passes(const std::string& name, const std::string& extra);
+
+// CUDA_VISIBLE_DEVICES for a CUDA sandbox: always one GPU, so a candidate reaches no other GPU
+// of the host. `gpu` when given (>= 0), else the first of what the caller made visible
+// (`inherited`, which may name GPUs by UUID or MIG instance), else GPU 0.
+std::string sandbox_visible_gpu(int gpu, const std::string& inherited);
 
 // The cores KGYM_TIMING_CORES names for a sandbox, "JUDGE,CANDIDATE,REFERENCE" ("" for none):
 // `requested` as given ("none" -> ""), or, when empty, the last two of `allowed` for slot 0
