@@ -18,6 +18,10 @@ the same ones).
 
     python3 bench/kernel_choice.py --kernelbench ../shared/kernelbench --level 2 --only 77 --processes 6
     python3 bench/kernel_choice.py --kernelbench ../shared/kernelbench --level 2 --only 77 --processes 3 --chunks 4
+    python3 bench/kernel_choice.py --kernelbench ../shared/kernelbench --level 2 --only 77 --processes 3 --pads 6
+
+With --pads N the input stays where it was made and what the model's calls allocate (its
+intermediates, its output, cuDNN's workspace) is moved N times (a cache emptied, a pad held).
 """
 import argparse
 import glob
@@ -95,7 +99,22 @@ def mapped_placements(inputs: list, chunks: int):
             yield f"chunk {chunk} map {mapping + 1}", views[mapping]
 
 
-def one_process(task_path: str, offsets: list, chunks: int, calls: int) -> dict:
+def padded_placements(inputs: list, pads: int):
+    """The input where it is, the model's intermediates and output moved: before each of `pads`
+    placements PyTorch's cache is emptied and a pad of a random size (0-64 MiB, 512-byte steps)
+    is held, so what the calls allocate lands elsewhere: (label, inputs). A time that changes
+    here follows what each process allocates for itself, not its inputs."""
+    import torch
+    held = []
+    for n in range(pads):
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+        size = random.randrange(0, 64 << 20, 512)
+        held.append(torch.empty(max(size, 512), dtype=torch.uint8, device="cuda"))
+        yield f"pad {size >> 10} KiB", inputs
+
+
+def one_process(task_path: str, offsets: list, chunks: int, calls: int, pads: int = 0) -> dict:
     import torch
     sys.path.insert(0, os.path.join(ROOT, "gpu", "sandbox"))
     from kgym_sandbox import numerics
@@ -112,13 +131,18 @@ def one_process(task_path: str, offsets: list, chunks: int, calls: int) -> dict:
     random.shuffle(order)
     found = {}
     with torch.no_grad():
-        placements = mapped_placements(inputs, chunks) if chunks else offset_placements(inputs, order)
+        placements = padded_placements(inputs, pads) if pads else \
+            mapped_placements(inputs, chunks) if chunks else offset_placements(inputs, order)
         for n, (label, placed) in enumerate(placements):
             ms, kernels = time_placed(model, placed, calls)
             first_input = next((v for v in placed if isinstance(v, torch.Tensor)), None)
-            found[label] = {"ms": ms, "first": n == 0, "kernels": kernels,
-                            # where the input lies within its 2 MiB page (the device's large pages)
-                            "in_page": first_input.data_ptr() % (1 << 21) if first_input is not None else -1}
+            output = model(*placed)
+            found[f"{label} #{n}"] = {
+                "ms": ms, "first": n == 0, "kernels": kernels,
+                # where the input and the output lie within their 2 MiB pages (the device's large pages)
+                "in_page": first_input.data_ptr() % (1 << 21) if first_input is not None else -1,
+                "out_page": output.data_ptr() % (1 << 21) if isinstance(output, torch.Tensor) else -1}
+            del output
     return found
 
 
@@ -132,11 +156,13 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=30)
     parser.add_argument("--chunks", type=int, default=0,
                         help="instead of offsets: the input in this many allocations, each mapped twice")
+    parser.add_argument("--pads", type=int, default=0,
+                        help="instead of offsets: the input kept, what the calls allocate moved this many times")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     offsets = [int(o) for o in args.offsets.split(",")]
     if args.child:
-        print(json.dumps(one_process(args.child, offsets, args.chunks, args.calls)))
+        print(json.dumps(one_process(args.child, offsets, args.chunks, args.calls, args.pads)))
         return
     pattern = os.path.join(args.kernelbench, "KernelBench", f"level{args.level}", f"{args.only}_*.py")
     task = sorted(glob.glob(pattern))[0]
@@ -146,16 +172,17 @@ def main() -> None:
     for p in range(args.processes):
         out = subprocess.run([sys.executable, __file__, "--kernelbench", args.kernelbench, "--only", str(args.only),
                               "--offsets", args.offsets, "--calls", str(args.calls), "--chunks", str(args.chunks),
-                              "--child", task],
+                              "--pads", str(args.pads), "--child", task],
                              check=True, capture_output=True, text=True).stdout
         found = json.loads(out.strip().splitlines()[-1])
         for label, seen in found.items():
             key = tuple(seen["kernels"])
             names.setdefault(key, f"set {len(names) + 1}")
-            rows.append((p, label, seen["in_page"], seen["ms"], names[key], seen["first"]))
-    print("\n| process | placement | input at, in its 2 MiB page | ms | kernels | first |\n|---|---|---|---|---|---|")
-    for p, label, in_page, ms, name, first in rows:
-        print(f"| {p} | {label} | {in_page:#x} | {ms:.3f} | {name} | {'yes' if first else ''} |")
+            rows.append((p, label, seen["in_page"], seen["out_page"], seen["ms"], names[key], seen["first"]))
+    print("\n| process | placement | input at, in its 2 MiB page | output at | ms | kernels | first |\n"
+          "|---|---|---|---|---|---|---|")
+    for p, label, in_page, out_page, ms, name, first in rows:
+        print(f"| {p} | {label} | {in_page:#x} | {out_page:#x} | {ms:.3f} | {name} | {'yes' if first else ''} |")
     print()
     for key, name in names.items():
         print(f"{name}: " + "; ".join(key))
