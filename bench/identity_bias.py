@@ -14,8 +14,7 @@ that changes sign with it follows the cores, not the sides), `unpinned` (no timi
 process where the OS puts it, waiting for requests by polling) and
 `smallbatch` (4 GiB a batch, the default before 16: fewer calls a batch where sets are large) and
 `precise` (timing until the speedup's rse is 0.0005, up to 2 s a side: if the spread falls with
-it, the error is noise within an evaluation; if not, a bias fixed per evaluation) and `tighter` (until 0.0008, the cap unchanged)
-and `shared` (both sides read their inputs from one arena: EvalOptions.shared_timing_inputs). Also
+it, the error is noise within an evaluation; if not, a bias fixed per evaluation) and `tighter` (until 0.0008, the cap unchanged). Also
 the speedup with the request cost left on (`raw`): if that spreads less, the cost's estimate is
 what moves.
 
@@ -58,8 +57,7 @@ VARIANTS = {"traced": ([], {}), "untraced": (["--no-cupti"], {}),
             "distinct": ([], {"KGYM_TIMING_CORES": distinct_cores()}),
             "smallbatch": (["--option", "batch_memory_mb=4096"], {}),
             "precise": (["--option", "timing_precision=0.0005", "--option", "max_timed_s=2"], {}),
-            "tighter": (["--option", "timing_precision=0.0008"], {}),
-            "shared": (["--option", "shared_timing_inputs=true"], {})}
+            "tighter": (["--option", "timing_precision=0.0008"], {})}
 
 
 def raw_speedup(r: dict) -> float:

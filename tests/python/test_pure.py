@@ -461,50 +461,6 @@ class TimingRefill(unittest.TestCase):
         self.assertIsNone(candidate.input_targets(2) or None)
 
 
-class SharedInputsSide(RefillSide):
-    """A timed side that sees what its input sets hold when its batch runs, then writes into
-    them (as a model writing its inputs in place may); the candidate's maps the reference's."""
-
-    def __init__(self, arena: bool):
-        super().__init__(arena)
-        self.seen, self.shared_with = [], None
-
-    def input_tensors(self):
-        return list(self.buffers or [])
-
-    def share_inputs_of(self, other, phase):
-        self.shared_with, self.buffers = other, other.buffers
-
-    def timed_batch(self, k, rep=None, raw=False, passes=1):
-        self.seen.append([float(b[0]) for b in self.buffers[:k]])
-        for b in self.buffers[:k]:
-            b.fill_(-1.0)
-        return super().timed_batch(k, rep, raw, passes)
-
-
-class TimingSharedInputs(unittest.TestCase):
-    def test_both_sides_read_one_arena_put_back_as_made_before_each_second_batch(self):
-        reference, candidate, count = SharedInputsSide(arena=True), SharedInputsSide(arena=False), [0]
-
-        def new_inputs(into=()):
-            count[0] += 1
-            if into:
-                into[0].fill_(float(count[0]))
-                return [into[0]]
-            return [torch.full((2,), float(count[0]))]
-
-        timing.time_interleaved(reference, candidate, new_inputs, [torch.zeros(2)], lambda *a: None,
-                                timing.StopRule(reps=6, min_timed_s=0.0), k=2, device="cpu", seconds={},
-                                check_this=lambda: False, shared_inputs=True)
-        self.assertIs(candidate.shared_with, reference)
-        self.assertIs(candidate.buffers, reference.buffers)  # one arena
-        self.assertEqual(candidate.fills, [])  # never a copy of its own
-        # Three pairs of two calls, sets 1-2, 3-4, 5-6: each side saw them as made, though the
-        # side before it in the pair (reference, candidate, reference) wrote -1 into them.
-        made = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
-        self.assertEqual(candidate.seen, made)
-        self.assertEqual(reference.seen[:3], made)  # then the request cost's single calls
-
 class Packing(unittest.TestCase):
     def test_round_trip_with_tensors_in_shared_buffers(self):
         from kgym_sandbox import packing

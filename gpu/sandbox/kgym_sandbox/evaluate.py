@@ -269,8 +269,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
                                         timing.StopRule(int(opts["timing_reps"]), float(opts["min_timed_s"]),
                                                         float(opts["max_timed_s"]), float(opts.get("timing_precision", 0.0))),
                                         timed["batch"], device, seconds,
-                                        lambda: rng.random() < TIMED_CHECK_SHARE,
-                                        shared_inputs=device == "cuda" and bool(opts.get("shared_timing_inputs")))
+                                        lambda: rng.random() < TIMED_CHECK_SHARE)
         lap.skip()  # time_interleaved counted its parts
         reference_changed = timed_reference.finish()  # its process exits while the traced calls run
         if device == "cuda" and candidate.traced and int(opts["traced_reps"]) > 0:

@@ -28,7 +28,6 @@ class RemoteCandidate:
         self.driver = shared_tensors.CudaDriver() if device == "cuda" else None
         self.overhead_s = 0.0  # timing.plan sets it
         self.input_arena, self.input_layout, self.input_sets = None, None, 0  # the candidate's copies
-        self.input_items = []  # the sets' packing (packing.pack) in that arena
         self.slots, self.slot_specs = [], None  # per call of a batch: its output buffers
         self.batch_ms = []  # the judge's clock around each timed batch request, in order
         self.delivery_ms = []  # ... and around each delivery of a batch's outputs (cuda)
@@ -173,7 +172,6 @@ class RemoteCandidate:
             arena = self.share(tensors)
             self.request(phase, {"op": "inputs", "sets": items, "arena": arena.describe()}, arena.fds())
             self.input_arena, self.input_layout, self.input_sets = arena, layout, len(sets)
-            self.input_items = items
         else:
             tensors, placed = in_place_inputs.settled(tensors, self.input_arena.tensors)
             for dst, src, done in zip(self.input_arena.tensors, tensors, placed):
@@ -181,20 +179,6 @@ class RemoteCandidate:
                     dst.copy_(src)
         if self.device == "cuda":
             torch.cuda.synchronize()
-
-    def share_inputs_of(self, other: "RemoteCandidate", phase: str) -> None:
-        """Maps `other`'s input arena (the reference runner's) as this process's input sets, so
-        both read one memory (timing's shared inputs); once for each arena `other` makes."""
-        if self.input_arena is other.input_arena:
-            return
-        arena = other.input_arena
-        self.request(phase, {"op": "inputs", "sets": other.input_items, "arena": arena.describe()}, arena.fds())
-        self.input_arena, self.input_layout, self.input_sets = arena, other.input_layout, other.input_sets
-        self.input_items = other.input_items
-
-    def input_tensors(self) -> list:
-        """Every tensor of the input arena, sets in order ([] before the first fill)."""
-        return list(self.input_arena.tensors) if self.input_arena is not None else []
 
     def input_targets(self, k: int) -> list:
         """The buffers of input sets 0..k-1 (a list of tensors per set, in packing's order) for

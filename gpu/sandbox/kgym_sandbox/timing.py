@@ -211,23 +211,18 @@ def batch_size(call_s: float, set_bytes: int, memory_bytes: int) -> int:
 
 
 def time_interleaved(reference, candidate, new_inputs, expected: list, check, stop: StopRule, k: int,
-                     device: str, seconds: dict, check_this, shared_inputs: bool = False) -> dict:
+                     device: str, seconds: dict, check_this) -> dict:
     """Batches of k calls a side (from `plan`), alternating which side runs first; both sides
     answer timed_batch for the same input sets, until `stop` says enough. Then takes what a
     request costs (`request_cost`: single-call requests to the reference against its batches)
     off every batch of both sides. `check(call, expected, given)` raises on a wrong timed
     output; `check_this()` says, per call after its batch, whether to compare it. Adds where
-    the time went to `seconds`. `shared_inputs` (EvalOptions.shared_timing_inputs): the
-    candidate reads the reference runner's input arena, whose sets are put back as made before
-    the second side's batch of each pair (either side may write into its inputs)."""
+    the time went to `seconds`."""
     clock = Clock(device)
     sides = {"ref": reference, "cand": candidate}
     spent = {"timing_warmup": 0.0, "timing_refill": 0.0, "timing_refill_make": 0.0, "timing_calls": 0.0,
              "timing_delivery": 0.0, "timing_checks": 0.0, "timing_reference_waited": 0.0}
-    if shared_inputs:
-        spent["timing_restore"] = 0.0
     raw, checked = {"ref": [], "cand": []}, 0  # seconds per batch, nothing taken off
-    made = []  # shared_inputs: the arena's values as the refill made them
 
     def refill() -> None:
         t0 = time.perf_counter()
@@ -238,25 +233,8 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
         if device == "cuda":
             torch.cuda.synchronize()
         spent["timing_refill_make"] += time.perf_counter() - t0
-        if not shared_inputs:
-            for side in sides.values():
-                side.fill_sets(sets, "timing")
-            return
-        reference.fill_sets(sets, "timing")
-        candidate.share_inputs_of(reference, "timing")
-        arena = reference.input_tensors()
-        if [(t.shape, t.dtype) for t in made] != [(t.shape, t.dtype) for t in arena]:
-            made[:] = [t.clone() for t in arena]
-        else:
-            for kept, t in zip(made, arena):
-                kept.copy_(t)
-
-    def put_back() -> float:
-        """The shared sets as the refill made them, whatever the first side wrote; its seconds."""
-        t0 = time.perf_counter()
-        for t, kept in zip(reference.input_tensors(), made):
-            t.copy_(kept)
-        return time.perf_counter() - t0
+        for side in sides.values():
+            side.fill_sets(sets, "timing")
 
     with torch.no_grad():
         t0 = time.perf_counter()
@@ -275,10 +253,8 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
             refill()
             t1 = time.perf_counter()
             spent["timing_refill"] += t1 - t0
-            reused, restoring = False, 0.0
-            for position, name in enumerate(("ref", "cand") if batch % 2 == 0 else ("cand", "ref")):
-                if shared_inputs and position == 1:
-                    restoring = put_back()  # before the clock's flush and synchronisation
+            reused = False
+            for name in (("ref", "cand") if batch % 2 == 0 else ("cand", "ref")):
                 clock.ready()
                 seconds_taken, answer = sides[name].timed_batch(k, raw=True)
                 raw[name].append(seconds_taken)
@@ -295,9 +271,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
                 raw["ref"].pop()
                 raw["cand"].pop()
             t2 = time.perf_counter()
-            spent["timing_calls"] += t2 - t1 - restoring
-            if shared_inputs:
-                spent["timing_restore"] += restoring
+            spent["timing_calls"] += t2 - t1
             calls += k
             batch += 1
             last = stop.done(raw["ref"], raw["cand"], calls)
