@@ -781,6 +781,25 @@ TEST(Containment, AHarmedPreparedEvaluationIsReplaced) {
   EXPECT_LT(after.wall_s(), 20) << summary_line(after);
 }
 
+// The zygote killed while it waits for work (by whatever: here the test, as kgym's own uid):
+// the next request finds it gone before sending it anything and starts a new one, and is
+// answered OK, not INTERNAL_ERROR for a request nothing of which had run (seen once on 4
+// H200s, 2026-11-28, cause unknown: "the sandbox zygote did not start it (gone)").
+TEST(Containment, AZygoteGoneWhileIdleCostsNoRequest) {
+  if (test_device() == CUDA && !gpu_present())
+    GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
+  sandbox_evaluator fresh(test_executor_options());
+  ExecResult before = fresh.evaluate(request_for("gelu_scale_residual", "correct_before_zygote_gone", fused_candidate()));
+  ASSERT_EQ(Verdict_Name(before.verdict()), "OK") << summary_line(before);
+  const pid_t zygote = fresh.zygote_pid();
+  ASSERT_GT(zygote, 0);
+  ASSERT_EQ(::kill(zygote, SIGKILL), 0);
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // gone (not yet collected: its parent is this process)
+  ExecResult after = fresh.evaluate(request_for("gelu_scale_residual", "correct_after_zygote_gone", fused_candidate()));
+  EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after) << "\n" << after.log();
+  EXPECT_EQ(fresh.zygote_starts(), 2);
+}
+
 // kgym's own processes short of GPU memory (here: a task whose inputs cannot fit) is never
 // the candidate's verdict: the executor evaluates again, then says whose shortage it was.
 TEST(DeviceMemory, KgymsOwnShortageIsRetriedNotBlamed) {

@@ -202,8 +202,12 @@ void sandbox_evaluator::forget_prepared() {
 std::string sandbox_evaluator::start() { return ensure_zygote(true); }
 
 std::string sandbox_evaluator::ensure_zygote(bool prepare_first) {
+  const pid_t was = zygote_ ? zygote_->pid() : -1;
   if (zygote_ && zygote_->running())
     return {};
+  if (zygote_)  // it died while idle: the request that comes next gets a new one, not an error
+    spdlog::warn("the sandbox zygote (pid {}) was gone while idle; starting a new one; the end of {}:\n{}", was,
+                 options_.launch.log_path, log_tail(options_.launch.log_path));
   forget_prepared();  // a new zygote has no prepared process
   if (prepare_first)
     top_up_prepared();

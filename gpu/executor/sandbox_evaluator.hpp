@@ -62,6 +62,7 @@ class sandbox_evaluator {
   const std::string& extension_cache() const { return options_.extension_cache; }
   // How many times the zygote was (re)started: a candidate never costs more than one.
   int zygote_starts() const { return zygote_starts_; }
+  pid_t zygote_pid() const { return zygote_ ? zygote_->pid() : -1; }  // -1: none started
 
  private:
   ExecResult evaluate_once(const ExecRequest& request, const SandboxEvent::Built& built, CandidateTrace* trace);

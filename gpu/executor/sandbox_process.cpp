@@ -314,6 +314,17 @@ sandbox_process::read_status sandbox_process::read_event(SandboxEvent* event, cl
   }
 }
 
+bool sandbox_process::running() {
+  if (pid_ <= 0)
+    return false;
+  if (::waitpid(pid_, nullptr, WNOHANG) == 0)
+    return true;
+  close_fd(to_child_);
+  close_fd(from_child_);
+  pid_ = -1;
+  return false;
+}
+
 void sandbox_process::stop() {
   close_fd(to_child_);  // end of its commands: it discards what it prepared and collects its children
   close_fd(from_child_);

@@ -88,7 +88,9 @@ class sandbox_process {
   // in at once, before any request (the first Evaluates name them).
   std::string start(clock::duration timeout, SandboxEvent::Ready* ready = nullptr,
                     const std::vector<std::string>& prepare = {});
-  bool running() const { return pid_ > 0; }
+  // Whether the process is still there; one that exited (killed while idle, say) is reaped
+  // here and its pipes closed, so its next user starts a new one instead of failing a request.
+  bool running();
   bool send(const SandboxCommand& command);
   // Reads one event, waiting until `deadline`. On bad_frame, `error` says what was wrong.
   read_status read_event(SandboxEvent* event, clock::time_point deadline, std::string* error);
