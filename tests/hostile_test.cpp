@@ -783,8 +783,8 @@ TEST(Containment, AHarmedPreparedEvaluationIsReplaced) {
 
 // The zygote killed while it waits for work (by whatever: here the test, as kgym's own uid):
 // the next request finds it gone before sending it anything and starts a new one, and is
-// answered OK, not INTERNAL_ERROR for a request nothing of which had run (seen once on 4
-// H200s, 2026-11-28, cause unknown: "the sandbox zygote did not start it (gone)").
+// answered OK, not INTERNAL_ERROR ("the sandbox did not start the evaluation") for a request
+// nothing of which had run.
 TEST(Containment, AZygoteGoneWhileIdleCostsNoRequest) {
   if (test_device() == CUDA && !gpu_present())
     GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
