@@ -172,8 +172,8 @@ def compare_builds(args) -> None:
     """Two builds of kgym, plain, over TLS and over TLS with the journal, the builds in a fresh
     random order each of args.rounds rounds: the result path's latency (p50 of 500 requests one
     at a time through 1 worker: executor start -> answer at the client) and answers/s with
-    args.requests in flight (2 worker processes of args.slots executors); medians, and each
-    round's after/before ratio."""
+    args.requests in flight (2 worker processes of args.slots executors); medians, each round's
+    after/before ratio, and the result path's difference paired by round."""
     certs = make_certs()
     setups = (("plain", "plain", False), ("tls", certs, False), ("tls+journal", certs, True))
     rates, outs = {}, {}
@@ -203,6 +203,12 @@ def compare_builds(args) -> None:
         print(f"{name:>12} {percentile(before, 50):>9.0f} {percentile(after, 50):>9.0f} "
               f"{percentile(after, 50) / percentile(before, 50):>13.3f}   ({', '.join(f'{r:.2f}' for r in ratios)})   "
               f"{percentile(outs[('before', name)], 50):>18.3f} {percentile(outs[('after', name)], 50):>7.3f}")
+    # Paired by round (both builds measured in it, in a random order): a small change on the way
+    # out shows here even where rounds of one build spread far more than it (a 2-core VM).
+    for name, _, _ in setups:
+        diffs = [a - b for a, b in zip(outs[("after", name)], outs[("before", name)])]
+        print(f"{name:>12} out p50 after - before, paired by round: median {percentile(diffs, 50):+.3f} ms, "
+              f"lower in {sum(d < 0 for d in diffs)} of {len(diffs)} rounds")
 
 
 def rss_mib(pid: int) -> float:
