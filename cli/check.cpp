@@ -10,7 +10,6 @@
 #include "cli/commands.hpp"
 #include "cli/sandbox_options.hpp"
 #include "gpu/executor/eval_defaults.hpp"
-#include "gpu/executor/gpu_assignment.hpp"
 #include "messages/json.hpp"
 #include "pipeline/paths.hpp"
 #include "pipeline/summary.hpp"
@@ -115,8 +114,7 @@ int run_check(const std::vector<std::string>& argv) {
     if (std::string error = set_field(setting, &options); !error.empty())
       throw std::invalid_argument("--option " + setting + ": " + error + " (the fields are EvalOptions' in messages/kgym.proto)");
 
-  // One executor, one GPU (the first visible): its candidates see no other GPU of the host.
-  executor_options exec = executors_on_gpus(sandbox_options(a, device), executor_gpus(device, 1, {}, visible_gpus())).front();
+  executor_options exec = sandbox_options(a, device);
 
   caf::actor_system_config cfg;
   configure_actor_system(cfg);

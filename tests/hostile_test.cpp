@@ -18,7 +18,6 @@
 #include <memory>
 #include <thread>
 
-#include "gpu/executor/gpu_assignment.hpp"
 #include "gpu/executor/sandbox_evaluator.hpp"
 #include "messages/enum_names.hpp"
 #include "messages/evidence.hpp"
@@ -139,9 +138,6 @@ const hostile_case cases[] = {
 executor_options test_executor_options() {
   executor_options options;
   options.launch.device = test_device();
-  // As kgym check and serve place one executor: on the first visible GPU, the only one its
-  // sandbox sees (deploy/gpu_suite.sh shows each shard a second GPU, for uses_another_gpu).
-  options.launch.gpu = executor_gpus(test_device(), 1, {}, visible_gpus()).front();
   options.launch.python = python();
   options.launch.sandbox_dir = source_path("gpu/sandbox");
   options.launch.cupti_library = cupti_library();
