@@ -99,17 +99,18 @@ def mapped_placements(inputs: list, chunks: int):
             yield f"chunk {chunk} map {mapping + 1}", views[mapping]
 
 
-def padded_placements(inputs: list, pads: int, model=None):
+def padded_placements(inputs: list, pads: int, model=None, pad_max_mib: int = 64):
     """The input where it is, the model's intermediates and output moved: before each of `pads`
-    placements PyTorch's cache is emptied and a pad of a random size (0-64 MiB, 512-byte steps)
-    is held, so what the calls allocate lands elsewhere: (label, inputs). A time that changes
-    here follows what each process allocates for itself, not its inputs."""
+    placements PyTorch's cache is emptied and a pad of a random size (0-`pad_max_mib` MiB,
+    512-byte steps) is held too (the pads add up), so what the calls allocate lands elsewhere:
+    (label, inputs). A time that changes here follows what each process allocates for itself,
+    not its inputs; GiB pads take it to other physical memory."""
     import torch
     held = []
     for n in range(pads):
         torch.cuda.synchronize()
         torch.cuda.empty_cache()
-        size = random.randrange(0, 64 << 20, 512)
+        size = random.randrange(0, pad_max_mib << 20, 512)
         held.append(torch.empty(max(size, 512), dtype=torch.uint8, device="cuda"))
         if model is not None:  # --move-weights: the parameters and buffers copied after the pad
             for t in list(model.parameters()) + list(model.buffers()):
@@ -117,7 +118,8 @@ def padded_placements(inputs: list, pads: int, model=None):
         yield f"pad {size >> 10} KiB", inputs
 
 
-def one_process(task_path: str, offsets: list, chunks: int, calls: int, pads: int = 0, move_weights: bool = False) -> dict:
+def one_process(task_path: str, offsets: list, chunks: int, calls: int, pads: int = 0, move_weights: bool = False,
+                pad_max_mib: int = 64) -> dict:
     import torch
     sys.path.insert(0, os.path.join(ROOT, "gpu", "sandbox"))
     from kgym_sandbox import numerics
@@ -134,7 +136,7 @@ def one_process(task_path: str, offsets: list, chunks: int, calls: int, pads: in
     random.shuffle(order)
     found = {}
     with torch.no_grad():
-        placements = padded_placements(inputs, pads, model if move_weights else None) if pads else \
+        placements = padded_placements(inputs, pads, model if move_weights else None, pad_max_mib) if pads else \
             mapped_placements(inputs, chunks) if chunks else offset_placements(inputs, order)
         for n, (label, placed) in enumerate(placements):
             ms, kernels = time_placed(model, placed, calls)
@@ -162,11 +164,13 @@ def main() -> None:
     parser.add_argument("--pads", type=int, default=0,
                         help="instead of offsets: the input kept, what the calls allocate moved this many times")
     parser.add_argument("--move-weights", action="store_true", help="with --pads: the model's weights moved too")
+    parser.add_argument("--pad-max-mib", type=int, default=64, help="with --pads: a pad's largest size")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     offsets = [int(o) for o in args.offsets.split(",")]
     if args.child:
-        print(json.dumps(one_process(args.child, offsets, args.chunks, args.calls, args.pads, args.move_weights)))
+        print(json.dumps(one_process(args.child, offsets, args.chunks, args.calls, args.pads, args.move_weights,
+                                     args.pad_max_mib)))
         return
     pattern = os.path.join(args.kernelbench, "KernelBench", f"level{args.level}", f"{args.only}_*.py")
     task = sorted(glob.glob(pattern))[0]
@@ -176,7 +180,7 @@ def main() -> None:
     for p in range(args.processes):
         out = subprocess.run([sys.executable, __file__, "--kernelbench", args.kernelbench, "--only", str(args.only),
                               "--offsets", args.offsets, "--calls", str(args.calls), "--chunks", str(args.chunks),
-                              "--pads", str(args.pads), "--child", task] + (["--move-weights"] if args.move_weights else []),
+                              "--pads", str(args.pads), "--pad-max-mib", str(args.pad_max_mib), "--child", task] + (["--move-weights"] if args.move_weights else []),
                              check=True, capture_output=True, text=True).stdout
         found = json.loads(out.strip().splitlines()[-1])
         for label, seen in found.items():
