@@ -19,9 +19,14 @@ the same ones).
     python3 bench/kernel_choice.py --kernelbench ../shared/kernelbench --level 2 --only 77 --processes 6
     python3 bench/kernel_choice.py --kernelbench ../shared/kernelbench --level 2 --only 77 --processes 3 --chunks 4
     python3 bench/kernel_choice.py --kernelbench ../shared/kernelbench --level 2 --only 77 --processes 3 --pads 6
+    python3 bench/kernel_choice.py --kernelbench ../shared/kernelbench --level 2 --only 77 --processes 9 --ahead 2 --pads 4 --pad-max-mib 8192
 
 With --pads N the input stays where it was made and what the model's calls allocate (its
 intermediates, its output, cuDNN's workspace) is moved N times (a cache emptied, a pad held).
+--pad-max-mib sets a pad's largest size (GiB pads reach other physical memory). With --ahead N
+the processes overlap as the sandbox's do: N more have CUDA up while one runs, and each builds
+its model once the one before has answered (on an H200 the sandbox's slow side was fixed per
+process, in the order its processes were made: README).
 """
 import argparse
 import glob
@@ -119,11 +124,19 @@ def padded_placements(inputs: list, pads: int, model=None, pad_max_mib: int = 64
 
 
 def one_process(task_path: str, offsets: list, chunks: int, calls: int, pads: int = 0, move_weights: bool = False,
-                pad_max_mib: int = 64) -> dict:
+                pad_max_mib: int = 64, wait: bool = False) -> dict:
+    """With `wait`: CUDA started, then "ready" on stdout, and nothing more until a line on stdin
+    (--ahead: the sandbox's order, where an evaluation's processes start while the one before
+    runs and build once it is done)."""
     import torch
     sys.path.insert(0, os.path.join(ROOT, "gpu", "sandbox"))
     from kgym_sandbox import numerics
     numerics.pin()
+    if wait:
+        torch.zeros(1, device="cuda")
+        torch.cuda.synchronize()
+        print("ready", flush=True)
+        sys.stdin.readline()
     namespace = {}
     exec(compile(open(task_path).read(), task_path, "exec"), namespace)
     torch.manual_seed(1)
@@ -165,28 +178,47 @@ def main() -> None:
                         help="instead of offsets: the input kept, what the calls allocate moved this many times")
     parser.add_argument("--move-weights", action="store_true", help="with --pads: the model's weights moved too")
     parser.add_argument("--pad-max-mib", type=int, default=64, help="with --pads: a pad's largest size")
+    parser.add_argument("--ahead", type=int, default=0,
+                        help="this many processes started (CUDA up) while one runs, each building once the one before "
+                             "has answered, as the sandbox prepares evaluations (0: one after the other)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--wait", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     offsets = [int(o) for o in args.offsets.split(",")]
     if args.child:
         print(json.dumps(one_process(args.child, offsets, args.chunks, args.calls, args.pads, args.move_weights,
-                                     args.pad_max_mib)))
+                                     args.pad_max_mib, args.wait)), flush=True)
         return
     pattern = os.path.join(args.kernelbench, "KernelBench", f"level{args.level}", f"{args.only}_*.py")
     task = sorted(glob.glob(pattern))[0]
-    print(f"kernel choice: {os.path.basename(task)}, {platform.node()}, {args.processes} processes, "
-          f"offsets {offsets} bytes, {args.calls} calls each")
-    names, rows = {}, []
+    print(f"kernel choice: {os.path.basename(task)}, {platform.node()}, {args.processes} processes"
+          f"{f' ({args.ahead} started ahead)' if args.ahead else ''}, offsets {offsets} bytes, {args.calls} calls each")
+    command = [sys.executable, __file__, "--kernelbench", args.kernelbench, "--only", str(args.only),
+               "--offsets", args.offsets, "--calls", str(args.calls), "--chunks", str(args.chunks),
+               "--pads", str(args.pads), "--pad-max-mib", str(args.pad_max_mib), "--child", task] + \
+        (["--move-weights"] if args.move_weights else []) + (["--wait"] if args.ahead else [])
+    names, rows, started = {}, [], []
     for p in range(args.processes):
-        out = subprocess.run([sys.executable, __file__, "--kernelbench", args.kernelbench, "--only", str(args.only),
-                              "--offsets", args.offsets, "--calls", str(args.calls), "--chunks", str(args.chunks),
-                              "--pads", str(args.pads), "--pad-max-mib", str(args.pad_max_mib), "--child", task] + (["--move-weights"] if args.move_weights else []),
-                             check=True, capture_output=True, text=True).stdout
+        if not args.ahead:
+            out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+        else:
+            while len(started) < min(args.processes, p + 1 + args.ahead):
+                started.append(subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+            for proc in started[p:]:  # every process ahead has CUDA up before this one runs
+                if getattr(proc, "ready", False) is False:
+                    proc.ready = proc.stdout.readline().strip() == "ready"
+                    if not proc.ready:
+                        raise SystemExit(f"process {started.index(proc)} did not start")
+            started[p].stdin.write("go\n")
+            started[p].stdin.flush()
+            out = started[p].stdout.readline()  # its answer; it exits while the next one builds
         found = json.loads(out.strip().splitlines()[-1])
         for label, seen in found.items():
             key = tuple(seen["kernels"])
             names.setdefault(key, f"set {len(names) + 1}")
             rows.append((p, label, seen["in_page"], seen["out_page"], seen["ms"], names[key], seen["first"]))
+    for proc in started:
+        proc.wait()
     print("\n| process | placement | input at, in its 2 MiB page | output at | ms | kernels | first |\n"
           "|---|---|---|---|---|---|---|")
     for p, label, in_page, out_page, ms, name, first in rows:
