@@ -53,7 +53,7 @@ def make_certs() -> str:
     return certs
 
 
-PINNED = {}  # --pin: "serve" and "workers" -> their cores (pin_cores)
+PINNED = {}  # --pin: "client", "serve" and "workers" -> their cores (pin_cores)
 
 
 def pin_cores(cores: list) -> dict:
