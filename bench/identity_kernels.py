@@ -7,7 +7,10 @@ judge's clock gave. If the kernel ratio moves with the speedup from evaluation t
 bias is in the GPU's execution (where each process's memory lies, what its libraries chose); if
 the kernels agree while the speedup moves, it is in the requests around them. The gaps column:
 each side's median per batch of the time inside its span where the GPU ran nothing of its
-(span less busy time: the host's launches and synchronisations inside a forward).
+(span less busy time: the host's launches and synchronisations inside a forward). Then, for each
+evaluation where they differ, the kernel configurations (full name, grid, block) one side ran in
+its batches and the other did not: a library that chose another plan in one process (another
+tile or split, the same kernel's name cut short) shows there.
 
     KGYM_TRACE_ARCHIVE=/tmp/traces build/kgym check --device cuda --json --no-hacking-check \
         --task TASK --candidate identity ... > results.jsonl
@@ -47,11 +50,8 @@ def busy_ns(spans: list) -> int:
     return total
 
 
-def batch_busy(path: str, span: bool = False) -> list:
-    """GPU busy time (ns) in each batch window (TRACE_BATCH to the next call) of a trace; with `span`, from its first
-    kernel's start to its last one's end (the gaps between kernels counted: a launch-bound
-    side pays them)."""
-    recs = records(path)
+def batch_windows(recs: list) -> list:
+    """(start, end) ns of each batch window: a TRACE_BATCH phase call to the next call."""
     windows, opened = [], None
     for r in recs:
         if "phase" in r:
@@ -60,11 +60,40 @@ def batch_busy(path: str, span: bool = False) -> list:
             elif opened is not None:
                 windows.append((opened, r["at_ns"]))
                 opened = None
+    return windows
+
+
+def batch_busy(path: str, span: bool = False) -> list:
+    """GPU busy time (ns) in each batch window (TRACE_BATCH to the next call) of a trace; with `span`, from its first
+    kernel's start to its last one's end (the gaps between kernels counted: a launch-bound
+    side pays them)."""
+    recs = records(path)
+    windows = batch_windows(recs)
     kernels = [(r["kernel"]["start_ns"], r["kernel"]["end_ns"]) for r in recs if "kernel" in r]
     inside = [[(max(s, a), min(e, b)) for s, e in kernels if e > a and s < b] for a, b in windows]
     if span:
         return [max(e for _, e in w) - min(s for s, _ in w) if w else 0 for w in inside]
     return [busy_ns(w) for w in inside]
+
+
+def batch_configs(path: str) -> dict:
+    """(full name, grid, block) -> launches, of the kernels a trace shows inside its batch windows."""
+    recs = records(path)
+    windows = batch_windows(recs)
+    found = {}
+    for r in recs:
+        k = r.get("kernel")
+        if k and any(a <= k["start_ns"] < b for a, b in windows):
+            key = (k.get("name", "?"), tuple(k.get("grid", [])), tuple(k.get("block", [])))
+            found[key] = found.get(key, 0) + 1
+    return found
+
+
+def config_difference(ref: dict, cand: dict) -> list:
+    """Lines naming the configurations only one side ran (with how often), none if they agree."""
+    return [f"{side} only: {name} grid {list(grid)} block {list(block)} x{n}"
+            for side, mine, other in (("reference", ref, cand), ("candidate", cand, ref))
+            for (name, grid, block), n in sorted(mine.items()) if (name, grid, block) not in other]
 
 
 def iqm(values: list) -> float:
@@ -80,6 +109,7 @@ def main() -> None:
     print("| task | request | speedup (judge's clock) | kernel busy ratio (ref / cand) | kernel span ratio | "
           "gaps per batch us ref / cand | batches ref / cand |")
     print("|---|---|---|---|---|---|---|")
+    differences = []
     for line in open(results):
         if not line.startswith("{"):
             continue
@@ -100,6 +130,12 @@ def main() -> None:
             ratios.append(iqm(ref) / iqm(cand) if cand and ref else float("nan"))
         print(f"| {r.get('task_id', '?')} | {name} | {r.get('speedup', 0):.4f} | {ratios[0]:.4f} | {ratios[1]:.4f} | "
               f"{gaps[0] / 1e3:.0f} / {gaps[1] / 1e3:.0f} | {len(ref)} / {len(cand)} |")
+        differences += [f"{name} ({r.get('speedup', 0):.4f}): {d}"
+                        for d in config_difference(batch_configs(ref_path), batch_configs(cand_path))]
+    print("\nkernel configurations one side ran and the other did not:" if differences else
+          "\nboth sides ran the same kernel configurations (full name, grid, block) in every evaluation")
+    for d in differences:
+        print("  " + d)
 
 
 if __name__ == "__main__":
