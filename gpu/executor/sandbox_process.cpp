@@ -315,13 +315,10 @@ sandbox_process::read_status sandbox_process::read_event(SandboxEvent* event, cl
 }
 
 bool sandbox_process::running() {
-  if (pid_ <= 0)
-    return false;
-  if (::waitpid(pid_, nullptr, WNOHANG) == 0)
+  if (pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == 0)
     return true;
-  close_fd(to_child_);
-  close_fd(from_child_);
-  pid_ = -1;
+  pid_ = -1;  // reaped just now (its number may already be another's), or never started
+  stop();     // its pipes
   return false;
 }
 
