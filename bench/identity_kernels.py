@@ -63,11 +63,10 @@ def batch_windows(recs: list) -> list:
     return windows
 
 
-def batch_busy(path: str, span: bool = False) -> list:
-    """GPU busy time (ns) in each batch window (TRACE_BATCH to the next call) of a trace; with `span`, from its first
-    kernel's start to its last one's end (the gaps between kernels counted: a launch-bound
-    side pays them)."""
-    recs = records(path)
+def batch_busy(recs: list, span: bool = False) -> list:
+    """GPU busy time (ns) in each batch window (TRACE_BATCH to the next call) of a trace's records;
+    with `span`, from its first kernel's start to its last one's end (the gaps between kernels
+    counted: a launch-bound side pays them)."""
     windows = batch_windows(recs)
     kernels = [(r["kernel"]["start_ns"], r["kernel"]["end_ns"]) for r in recs if "kernel" in r]
     inside = [[(max(s, a), min(e, b)) for s, e in kernels if e > a and s < b] for a, b in windows]
@@ -76,9 +75,8 @@ def batch_busy(path: str, span: bool = False) -> list:
     return [busy_ns(w) for w in inside]
 
 
-def batch_configs(path: str) -> dict:
+def batch_configs(recs: list) -> dict:
     """(full name, grid, block) -> launches, of the kernels a trace shows inside its batch windows."""
-    recs = records(path)
     windows = batch_windows(recs)
     found = {}
     for r in recs:
@@ -121,17 +119,18 @@ def main() -> None:
         # The reference runner also answers single-call requests (the request cost's measure):
         # keep the windows near each side's median, the k-call batches.
         keep = lambda xs: [x for x in xs if x > 0.6 * statistics.median(xs)] if xs else []  # noqa: E731
+        ref_recs, cand_recs = records(ref_path), records(cand_path)
         ratios, gaps = [], []
-        for path in (ref_path, cand_path):
-            busy, span = batch_busy(path), batch_busy(path, span=True)
+        for recs in (ref_recs, cand_recs):
+            busy, span = batch_busy(recs), batch_busy(recs, span=True)
             gaps.append(statistics.median([s - b for b, s in zip(busy, span) if b > 0.6 * statistics.median(busy)] or [0]))
         for span in (False, True):
-            cand, ref = keep(batch_busy(cand_path, span)), keep(batch_busy(ref_path, span))
+            cand, ref = keep(batch_busy(cand_recs, span)), keep(batch_busy(ref_recs, span))
             ratios.append(iqm(ref) / iqm(cand) if cand and ref else float("nan"))
         print(f"| {r.get('task_id', '?')} | {name} | {r.get('speedup', 0):.4f} | {ratios[0]:.4f} | {ratios[1]:.4f} | "
               f"{gaps[0] / 1e3:.0f} / {gaps[1] / 1e3:.0f} | {len(ref)} / {len(cand)} |")
         differences += [f"{name} ({r.get('speedup', 0):.4f}): {d}"
-                        for d in config_difference(batch_configs(ref_path), batch_configs(cand_path))]
+                        for d in config_difference(batch_configs(ref_recs), batch_configs(cand_recs))]
     print("\nkernel configurations one side ran and the other did not:" if differences else
           "\nboth sides ran the same kernel configurations (full name, grid, block) in every evaluation")
     for d in differences:

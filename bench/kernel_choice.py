@@ -202,13 +202,11 @@ def main() -> None:
         if not args.ahead:
             out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
         else:
-            while len(started) < min(args.processes, p + 1 + args.ahead):
-                started.append(subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
-            for proc in started[p:]:  # every process ahead has CUDA up before this one runs
-                if getattr(proc, "ready", False) is False:
-                    proc.ready = proc.stdout.readline().strip() == "ready"
-                    if not proc.ready:
-                        raise SystemExit(f"process {started.index(proc)} did not start")
+            while len(started) < min(args.processes, p + 1 + args.ahead):  # CUDA up before this one runs
+                proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                if proc.stdout.readline().strip() != "ready":
+                    raise SystemExit(f"process {len(started)} did not start")
+                started.append(proc)
             started[p].stdin.write("go\n")
             started[p].stdin.flush()
             out = started[p].stdout.readline()  # its answer; it exits while the next one builds
