@@ -15,7 +15,9 @@ process where the OS puts it, waiting for requests by polling) and
 `smallbatch` (4 GiB a batch, the default before 16: fewer calls a batch where sets are large) and
 `expandable` (every sandbox process's PyTorch allocator on expandable segments, its memory
 mapped in 2 MiB pages of one growing range: on an H200 it made `l2_77`'s slow placements more
-frequent, not fewer, README) and `precise` (timing until the speedup's rse is 0.0005, up to 2 s a side: if the spread falls with
+frequent, not fewer, README), `eager` (every sandbox process loads all its CUDA modules at start,
+CUDA_MODULE_LOADING=EAGER: if a process's slowness follows where its kernels' code was loaded,
+this makes every process alike) and `precise` (timing until the speedup's rse is 0.0005, up to 2 s a side: if the spread falls with
 it, the error is noise within an evaluation; if not, a bias fixed per evaluation) and `tighter` (until 0.0008, the cap unchanged). Also
 the speedup with the request cost left on (`raw`): if that spreads less, the cost's estimate is
 what moves.
@@ -61,7 +63,8 @@ VARIANTS = {"traced": ([], {}), "untraced": (["--no-cupti"], {}),
             "precise": (["--option", "timing_precision=0.0005", "--option", "max_timed_s=2"], {}),
             "tighter": (["--option", "timing_precision=0.0008"], {}),
             "expandable": ([], {"KGYM_SANDBOX_ENV": "PYTORCH_CUDA_ALLOC_CONF",
-                                "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"})}
+                                "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}),
+            "eager": ([], {"KGYM_SANDBOX_ENV": "CUDA_MODULE_LOADING", "CUDA_MODULE_LOADING": "EAGER"})}
 
 
 def raw_speedup(r: dict) -> float:
