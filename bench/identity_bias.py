@@ -75,6 +75,12 @@ def raw_speedup(r: dict) -> float:
     return (ref + cost_ms) / (cand + cost_ms)
 
 
+def side_ms(r: dict) -> str:
+    """Each side's time a call, reference / candidate: an identity answer of 1 can be two slow
+    sides (on an H200 some processes run a model 30% slower for their whole life, README)."""
+    return "/".join(f"{r.get(side, {}).get('iqm_ms', 0.0):.3f}" for side in ("reference_time", "candidate_time")) + " ms"
+
+
 def summary(rows: list) -> str:
     ok = [r for r in rows if r.get("verdict") == "OK"]
     if len(ok) < 2:
@@ -112,7 +118,7 @@ def main():
                 rows = judge_split_bench.run(args.kgym, tasks, "cuda", args.per_round, options, env)
                 results[v] += rows
                 print(f"round {round_ + 1}/{args.rounds} {v}: " + ", ".join(
-                    f"{r.get('task_id')} {r.get('speedup', 0):.4f}" for r in rows), flush=True)
+                    f"{r.get('task_id')} {r.get('speedup', 0):.4f} ({side_ms(r)})" for r in rows), flush=True)
     if args.out:
         with open(args.out, "w") as f:
             for v, rows in results.items():
