@@ -1,0 +1,277 @@
+"""How fast one model runs, process by process, in kgym's sandbox and outside it.
+
+On an H200 about half of the sandbox's processes ran KernelBench's `l2_77` some 30% slower for
+their whole life, the same kernels either way (README, "It is the process"). Two ways to look:
+
+  sandbox: `kgym check` of a candidate that is the task's own Model and, at its --at-th call (by
+    default in the timing), times the model by CUDA events on the inputs it was handed, on its
+    own copy of them, with its weights copied too, and after a 2 GiB pad, then raises with the
+    figures: each verdict's message carries one candidate process's speeds. A process slow on
+    all four is slow whatever its data's placement.
+  alone: processes forked one after another from a parent that imported torch (as the sandbox's
+    zygote does; --exec: started fresh), each timing the model on inputs of its own; --holders K
+    keeps K idle processes with a CUDA context and 1 GiB each beside them; --arena puts each
+    process's inputs in a cuMemCreate allocation another process made and exported, mapped as
+    the sandbox's processes map the judge's arenas (shared_tensors.Arena).
+
+A process counts as slow when its time is more than 10% above the fastest process's.
+
+    python3 bench/process_speed.py sandbox --kernelbench KB --level 2 --only 77 --processes 14
+    python3 bench/process_speed.py alone --kernelbench KB --level 2 --only 77 --processes 12 --holders 5
+    python3 bench/process_speed.py sandbox --task tasks/row_sum --device cpu --processes 3   (the plumbing)
+"""
+import argparse
+import importlib.util
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import kernelbench_tasks
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SLOW = 1.10  # above the fastest process's time by this factor: slow
+
+PROBE = '''
+
+import time as _time
+import torch as _torch
+_calls = [0]
+
+
+class ModelNew(Model):
+    def forward(self, *args):
+        _calls[0] += 1
+        if _calls[0] < PROBE_AT:
+            return Model.forward(self, *args)
+
+        def timed(xs, n=8):
+            Model.forward(self, *xs)
+            cuda = any(isinstance(x, _torch.Tensor) and x.is_cuda for x in xs)
+            if cuda:
+                _torch.cuda.synchronize()
+            started = _time.perf_counter()
+            for _ in range(n):
+                Model.forward(self, *xs)
+            if cuda:
+                _torch.cuda.synchronize()
+            return (_time.perf_counter() - started) * 1e3 / n
+
+        def copied(xs):
+            return [x.clone() if isinstance(x, _torch.Tensor) else x for x in xs]
+
+        def weights_copied():
+            for t in list(self.parameters()) + list(self.buffers()):
+                t.data = t.data.clone()
+
+        given = timed(args)
+        fresh = copied(args)
+        fresh_ms = timed(fresh)
+        weights_copied()
+        weights_ms = timed(fresh)
+        pad = _torch.empty(2 << 30 if args[0].is_cuda else 1, dtype=_torch.uint8, device=args[0].device)
+        padded = copied(args)
+        weights_copied()
+        padded_ms = timed(padded)
+        raise RuntimeError(f"PROBE call {_calls[0]} given {given:.3f} fresh {fresh_ms:.3f} "
+                           f"weights {weights_ms:.3f} padded {padded_ms:.3f}")
+'''
+PROBED = re.compile(r"PROBE call (\d+) given ([\d.]+) fresh ([\d.]+) weights ([\d.]+) padded ([\d.]+)")
+
+
+def task_dir(args, workdir: str) -> str:
+    """The task under `workdir`: a KernelBench problem (--kernelbench, --level, --only) or a copy of --task."""
+    if args.task:
+        return shutil.copytree(args.task, os.path.join(workdir, os.path.basename(os.path.abspath(args.task))))
+    problem = next(p for p in kernelbench_tasks.problems(args.kernelbench, args.level)
+                   if int(os.path.basename(p).split("_")[0]) == args.only)
+    return kernelbench_tasks.identity_task(problem, args.level, workdir)
+
+
+def slow_count(times: list) -> int:
+    fastest = min(times)
+    return sum(t > SLOW * fastest for t in times)
+
+
+def sandbox(args) -> None:
+    with tempfile.TemporaryDirectory() as workdir:
+        task = task_dir(args, workdir)
+        with open(os.path.join(task, "task.py")) as f:
+            source = f.read()
+        os.makedirs(os.path.join(task, "candidates"), exist_ok=True)
+        with open(os.path.join(task, "candidates", "probe.py"), "w") as f:
+            f.write(source + PROBE.replace("PROBE_AT", str(args.at)))
+        command = [args.kgym, "check", "--device", args.device, "--json", "--no-hacking-check",
+                   *["--candidate", "probe"] * args.processes, "--task", task]
+        out = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
+    rows = []
+    for line in out.stdout.splitlines():
+        if line.startswith("{"):
+            result = json.loads(line)
+            found = PROBED.search(result.get("message") or "")
+            if not found:
+                print(f"{result.get('request_id')}: {result.get('verdict')} {(result.get('message') or '')[:300]}")
+                continue
+            rows.append((result.get("request_id"), int(found[1]), *(float(x) for x in found.groups()[1:])))
+    if not rows:
+        sys.exit(f"no probe answered: {out.stderr[-2000:]}")
+    print(f"{os.path.basename(task)}: the candidate's process, ms a call (probe at call {args.at}, {args.device})")
+    print("| request | given inputs | own copy | weights copied too | after a 2 GiB pad |")
+    print("|---|---|---|---|---|")
+    for request, _, *ms in rows:
+        print(f"| {request} | " + " | ".join(f"{m:.3f}" for m in ms) + " |")
+    for name, column in (("given inputs", 2), ("own copy", 3), ("weights copied too", 4), ("after a pad", 5)):
+        times = [row[column] for row in rows]
+        print(f"slow on {name}: {slow_count(times)} of {len(times)}")
+
+
+def load_task(path: str):
+    spec = importlib.util.spec_from_file_location("task", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def time_model(task_path: str, calls: int, arena_fd: int = -1) -> float:
+    """ms a call of the task's Model on inputs of this process's own (in the arena `arena_fd`
+    opens, if given), eval mode, the sandbox's numerics."""
+    import torch
+    sys.path.insert(0, os.path.join(ROOT, "gpu", "sandbox"))
+    from kgym_sandbox import numerics, shared_tensors
+    numerics.pin()
+    task = load_task(task_path)
+    torch.manual_seed(0)
+    with torch.device("cuda"):
+        model = task.Model(*task.get_init_inputs()).eval()
+        inputs = task.get_inputs()
+    arena = None
+    if arena_fd >= 0:
+        tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+        arena = shared_tensors.Arena("cuda", [shared_tensors.spec_of(x) for x in tensors], shared_tensors.CudaDriver(),
+                                     arena_fd)
+        for mapped, x in zip(arena.tensors, tensors):
+            mapped.copy_(x)
+        placed = iter(arena.tensors)
+        inputs = [next(placed) if isinstance(x, torch.Tensor) else x for x in inputs]
+    with torch.no_grad():
+        for _ in range(3):
+            model(*inputs)
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(calls):
+            model(*inputs)
+        end.record()
+        torch.cuda.synchronize()
+    return start.elapsed_time(end) / calls
+
+
+def hold(memory_bytes: int, exporter=None, task_path: str = "") -> None:
+    """An idle process with a CUDA context and `memory_bytes`; as the exporter, an arena for the
+    task's inputs whose descriptor it sends down `exporter` for every byte read from it."""
+    import torch
+    sys.path.insert(0, os.path.join(ROOT, "gpu", "sandbox"))
+    from kgym_sandbox import shared_tensors
+    kept = torch.empty(memory_bytes, dtype=torch.uint8, device="cuda")
+    torch.cuda.synchronize()
+    if exporter is None:
+        time.sleep(3600)
+        return
+    task = load_task(task_path)
+    with torch.device("meta"):
+        specs = [shared_tensors.spec_of(x) for x in task.get_inputs() if isinstance(x, torch.Tensor)]
+    arena = shared_tensors.Arena("cuda", specs, shared_tensors.CudaDriver())
+    while exporter.recv(1):
+        socket.send_fds(exporter, [b"f"], [arena.fd])
+    del kept
+
+
+def forked(target, *args) -> int:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            target(*args)
+        finally:
+            os._exit(0)
+    return pid
+
+
+def alone(args) -> None:
+    import torch  # noqa: F401  imported before any fork, as in the sandbox's zygote
+    with tempfile.TemporaryDirectory() as workdir:
+        task_path = os.path.join(task_dir(args, workdir), "task.py")
+        holders = [forked(hold, 1 << 30) for _ in range(args.holders)]
+        exporter = None
+        if args.arena:
+            exporter, theirs = socket.socketpair()
+            holders.append(forked(hold, 1 << 20, theirs, task_path))
+            theirs.close()
+        time.sleep(5 if holders else 0)  # their contexts up
+        times = []
+        try:
+            for _ in range(args.processes):
+                fd = -1
+                if exporter is not None:
+                    exporter.send(b"?")
+                    _, fds, _, _ = socket.recv_fds(exporter, 1, 1)
+                    fd = fds[0]
+                if args.exec:
+                    command = [sys.executable, os.path.abspath(__file__), "child", task_path, str(args.calls), str(fd)]
+                    out = subprocess.run(command, capture_output=True, text=True, pass_fds=[fd] if fd >= 0 else [],
+                                         timeout=120)
+                    times.append(float(out.stdout.split()[-1]))
+                else:
+                    r, w = os.pipe()
+                    pid = forked(lambda: os.write(w, f"{time_model(task_path, args.calls, fd):.4f}".encode()))
+                    os.close(w)
+                    data = b""
+                    while chunk := os.read(r, 100):
+                        data += chunk
+                    os.waitpid(pid, 0)
+                    os.close(r)
+                    times.append(float(data))
+                if fd >= 0:
+                    os.close(fd)
+                print(f"  process {len(times)}: {times[-1]:.3f} ms", flush=True)
+        finally:
+            for pid in holders:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+    how = "exec'd" if args.exec else "forked"
+    print(f"{os.path.basename(os.path.dirname(task_path))}: {len(times)} processes {how} one after another, "
+          f"{args.holders} idle beside them{', inputs in an imported arena' if args.arena else ''}: "
+          f"{min(times):.3f}-{max(times):.3f} ms a call, slow {slow_count(times)} of {len(times)}")
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "child":  # alone --exec: one process's time
+        print(f"{time_model(sys.argv[2], int(sys.argv[3]), int(sys.argv[4])):.4f}")
+        return
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mode", choices=["sandbox", "alone"])
+    parser.add_argument("--kernelbench", help="a KernelBench checkout (or --task)")
+    parser.add_argument("--level", type=int, default=2)
+    parser.add_argument("--only", type=int, help="the problem's number")
+    parser.add_argument("--task", help="a task directory instead of a KernelBench problem")
+    parser.add_argument("--processes", type=int, default=12)
+    parser.add_argument("--kgym", default=os.path.join(ROOT, "build", "kgym"))
+    parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"], help="sandbox: the device to check on")
+    parser.add_argument("--at", type=int, default=40, help="sandbox: the call that probes (1: the first, a warm-up)")
+    parser.add_argument("--timeout", type=int, default=600)
+    parser.add_argument("--calls", type=int, default=20, help="alone: timed calls a process")
+    parser.add_argument("--exec", action="store_true", help="alone: fresh processes instead of forked ones")
+    parser.add_argument("--holders", type=int, default=0, help="alone: idle CUDA processes beside them")
+    parser.add_argument("--arena", action="store_true", help="alone: inputs in another process's exported allocation")
+    args = parser.parse_args()
+    if not args.task and not (args.kernelbench and args.only is not None):
+        parser.error("give --kernelbench and --only, or --task")
+    (sandbox if args.mode == "sandbox" else alone)(args)
+
+
+if __name__ == "__main__":
+    main()
