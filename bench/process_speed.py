@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 
 import kernelbench_tasks
 
@@ -194,10 +195,14 @@ def hold(memory_bytes: int, exporter=None, task_path: str = "") -> None:
 def forked(target, *args) -> int:
     pid = os.fork()
     if pid == 0:
+        code = 0
         try:
             target(*args)
+        except BaseException:  # its error on stderr; the parent sees no time
+            traceback.print_exc()
+            code = 1
         finally:
-            os._exit(0)
+            os._exit(code)
     return pid
 
 
@@ -224,6 +229,8 @@ def alone(args) -> None:
                     command = [sys.executable, os.path.abspath(__file__), "child", task_path, str(args.calls), str(fd)]
                     out = subprocess.run(command, capture_output=True, text=True, pass_fds=[fd] if fd >= 0 else [],
                                          timeout=120)
+                    if out.returncode != 0:
+                        sys.exit(f"a process failed: {out.stderr[-2000:]}")
                     times.append(float(out.stdout.split()[-1]))
                 else:
                     r, w = os.pipe()
@@ -234,6 +241,8 @@ def alone(args) -> None:
                         data += chunk
                     os.waitpid(pid, 0)
                     os.close(r)
+                    if not data:
+                        sys.exit("a process failed (its error is above)")
                     times.append(float(data))
                 if fd >= 0:
                     os.close(fd)
