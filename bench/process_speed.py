@@ -107,7 +107,7 @@ def sandbox(args) -> None:
         os.makedirs(os.path.join(task, "candidates"), exist_ok=True)
         with open(os.path.join(task, "candidates", "probe.py"), "w") as f:
             f.write(source + PROBE.replace("PROBE_AT", str(args.at)))
-        command = [args.kgym, "check", "--device", args.device, "--json", "--no-hacking-check",
+        command = [args.kgym, "check", "--device", args.device, "--json", "--no-hacking-check", *args.kgym_arg,
                    *["--candidate", "probe"] * args.processes, "--task", task]
         out = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
     rows = []
@@ -271,6 +271,8 @@ def main():
     parser.add_argument("--kgym", default=os.path.join(ROOT, "build", "kgym"))
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"], help="sandbox: the device to check on")
     parser.add_argument("--at", type=int, default=40, help="sandbox: the call that probes (1: the first, a warm-up)")
+    parser.add_argument("--kgym-arg", action="append", default=[],
+                        help="sandbox: one more argument for kgym check (repeat it), e.g. --kgym-arg=--no-cupti")
     parser.add_argument("--timeout", type=int, default=600)
     parser.add_argument("--calls", type=int, default=20, help="alone: timed calls a process")
     parser.add_argument("--exec", action="store_true", help="alone: fresh processes instead of forked ones")
