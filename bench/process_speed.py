@@ -12,7 +12,9 @@ their whole life, the same kernels either way (README, "It is the process"). Two
     zygote does; --exec: started fresh), each timing the model on inputs of its own; --holders K
     keeps K idle processes with a CUDA context and 1 GiB each beside them; --arena puts each
     process's inputs in a cuMemCreate allocation another process made and exported, mapped as
-    the sandbox's processes map the judge's arenas (shared_tensors.Arena).
+    the sandbox's processes map the judge's arenas (shared_tensors.Arena); --pad-gib N has each
+    process hold N GiB before its model and inputs exist (as kernel_choice.py's pads, which moved
+    some placements to the slow time outside the sandbox).
 
 A process counts as slow when its time is more than 10% above the fastest process's.
 
@@ -138,13 +140,14 @@ def load_task(path: str):
     return module
 
 
-def time_model(task_path: str, calls: int, arena_fd: int = -1) -> float:
+def time_model(task_path: str, calls: int, arena_fd: int = -1, pad_gib: float = 0.0) -> float:
     """ms a call of the task's Model on inputs of this process's own (in the arena `arena_fd`
-    opens, if given), eval mode, the sandbox's numerics."""
+    opens, if given; after a pad of `pad_gib` held), eval mode, the sandbox's numerics."""
     import torch
     sys.path.insert(0, os.path.join(ROOT, "gpu", "sandbox"))
     from kgym_sandbox import numerics, shared_tensors
     numerics.pin()
+    pad = torch.empty(int(pad_gib * (1 << 30)), dtype=torch.uint8, device="cuda") if pad_gib > 0 else None  # noqa: F841
     task = load_task(task_path)
     torch.manual_seed(0)
     with torch.device("cuda"):
@@ -226,7 +229,8 @@ def alone(args) -> None:
                     _, fds, _, _ = socket.recv_fds(exporter, 1, 1)
                     fd = fds[0]
                 if args.exec:
-                    command = [sys.executable, os.path.abspath(__file__), "child", task_path, str(args.calls), str(fd)]
+                    command = [sys.executable, os.path.abspath(__file__), "child", task_path, str(args.calls), str(fd),
+                               str(args.pad_gib)]
                     out = subprocess.run(command, capture_output=True, text=True, pass_fds=[fd] if fd >= 0 else [],
                                          timeout=120)
                     if out.returncode != 0:
@@ -234,7 +238,7 @@ def alone(args) -> None:
                     times.append(float(out.stdout.split()[-1]))
                 else:
                     r, w = os.pipe()
-                    pid = forked(lambda: os.write(w, f"{time_model(task_path, args.calls, fd):.4f}".encode()))
+                    pid = forked(lambda: os.write(w, f"{time_model(task_path, args.calls, fd, args.pad_gib):.4f}".encode()))
                     os.close(w)
                     data = b""
                     while chunk := os.read(r, 100):
@@ -253,13 +257,14 @@ def alone(args) -> None:
                 os.waitpid(pid, 0)
     how = "exec'd" if args.exec else "forked"
     print(f"{os.path.basename(os.path.dirname(task_path))}: {len(times)} processes {how} one after another, "
-          f"{args.holders} idle beside them{', inputs in an imported arena' if args.arena else ''}: "
+          f"{args.holders} idle beside them{', inputs in an imported arena' if args.arena else ''}"
+          f"{f', a {args.pad_gib:g} GiB pad first' if args.pad_gib else ''}: "
           f"{min(times):.3f}-{max(times):.3f} ms a call, slow {slow_count(times)} of {len(times)}")
 
 
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "child":  # alone --exec: one process's time
-        print(f"{time_model(sys.argv[2], int(sys.argv[3]), int(sys.argv[4])):.4f}")
+        print(f"{time_model(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])):.4f}")
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mode", choices=["sandbox", "alone"])
@@ -278,6 +283,8 @@ def main():
     parser.add_argument("--exec", action="store_true", help="alone: fresh processes instead of forked ones")
     parser.add_argument("--holders", type=int, default=0, help="alone: idle CUDA processes beside them")
     parser.add_argument("--arena", action="store_true", help="alone: inputs in another process's exported allocation")
+    parser.add_argument("--pad-gib", type=float, default=0.0,
+                        help="alone: each process holds a pad this large before its model and inputs exist")
     args = parser.parse_args()
     if not args.task and not (args.kernelbench and args.only is not None):
         parser.error("give --kernelbench and --only, or --task")
