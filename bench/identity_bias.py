@@ -7,8 +7,8 @@ variants, so a drift of the machine falls on all of them alike) and prints, per 
 variant, the speedups' mean and spread across evaluations, beside the spread the evaluations
 themselves claimed (`speedup_rse`): an error fixed within an evaluation but changing between
 them shows as a spread far above the rse. Variants: `traced` (as users run it), `untraced`
-(`--no-cupti`: no CUPTI in the candidate's process, the one thing its process has and the
-reference runner's has not), `distinct` (the candidate's process and the reference runner on
+(`--no-cupti`: no CUPTI injection library in either process; both carry it otherwise, the
+reference runner for its own trace), `distinct` (the candidate's process and the reference runner on
 cores of their own; by default they share one), `swapped` (on distinct cores, exchanged: a bias
 that changes sign with it follows the cores, not the sides), `unpinned` (no timing cores: every
 process where the OS puts it, waiting for requests by polling) and
