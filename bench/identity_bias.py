@@ -110,8 +110,7 @@ def main():
     results = {v: [] for v in variants}
     with tempfile.TemporaryDirectory() as workdir:
         tasks = [kernelbench_tasks.identity_task(p, args.level, workdir)
-                 for p in kernelbench_tasks.problems(args.kernelbench, args.level)
-                 if int(os.path.basename(p).split("_")[0]) in only]
+                 for p in kernelbench_tasks.problems(args.kernelbench, args.level, only)]
         for round_ in range(args.rounds):
             for v in (variants if round_ % 2 == 0 else variants[::-1]):
                 options, env = VARIANTS[v]

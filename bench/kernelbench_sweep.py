@@ -151,8 +151,7 @@ def main():
         tasks_dir = os.path.join(workdir, "tasks")
         chosen = {}
         for level in args.level:
-            problems = [p for p in kernelbench_tasks.problems(args.kernelbench, level)
-                        if only is None or int(os.path.basename(p).split("_")[0]) in only][::args.stride]
+            problems = kernelbench_tasks.problems(args.kernelbench, level, only)[::args.stride]
             chosen[level] = (problems, [kernelbench_tasks.identity_task(p, level, tasks_dir) for p in problems])
         serve_args = ["--device", args.device, "--tasks-dir", tasks_dir] + (["--gpus", args.gpus] if args.gpus else [])
         with local_serve(args.kgym, serve_args, workdir) as client:

@@ -7,11 +7,17 @@ import os
 import re
 
 
-def problems(kernelbench: str, level: int) -> list:
-    """The problem files of a level, in KernelBench's numbering order."""
+def number(problem: str) -> int:
+    """A problem file's number in its level (`77_ConvTranspose3d_....py` -> 77)."""
+    return int(os.path.basename(problem).split("_")[0])
+
+
+def problems(kernelbench: str, level: int, only=None) -> list:
+    """The problem files of a level, in KernelBench's numbering order; with `only` (numbers),
+    just those."""
     folder = os.path.join(kernelbench, "KernelBench", f"level{level}")
-    names = sorted((n for n in os.listdir(folder) if n.endswith(".py")), key=lambda n: int(n.split("_")[0]))
-    return [os.path.join(folder, n) for n in names]
+    found = sorted((os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".py")), key=number)
+    return [p for p in found if only is None or number(p) in only]
 
 
 def identity_source(source: str) -> str:

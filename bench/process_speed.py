@@ -91,9 +91,10 @@ def task_dir(args, workdir: str) -> str:
     """The task under `workdir`: a KernelBench problem (--kernelbench, --level, --only) or a copy of --task."""
     if args.task:
         return shutil.copytree(args.task, os.path.join(workdir, os.path.basename(os.path.abspath(args.task))))
-    problem = next(p for p in kernelbench_tasks.problems(args.kernelbench, args.level)
-                   if int(os.path.basename(p).split("_")[0]) == args.only)
-    return kernelbench_tasks.identity_task(problem, args.level, workdir)
+    found = kernelbench_tasks.problems(args.kernelbench, args.level, {args.only})
+    if not found:
+        sys.exit(f"no problem {args.only} in level {args.level} of {args.kernelbench}")
+    return kernelbench_tasks.identity_task(found[0], args.level, workdir)
 
 
 def slow_count(times: list) -> int:
