@@ -25,8 +25,8 @@ With --pads N the input stays where it was made and what the model's calls alloc
 intermediates, its output, cuDNN's workspace) is moved N times (a cache emptied, a pad held).
 --pad-max-mib sets a pad's largest size (GiB pads reach other physical memory). With --ahead N
 the processes overlap as the sandbox's do: N more have CUDA up while one runs, and each builds
-its model once the one before has answered (on an H200 the sandbox's slow side was fixed per
-process, in the order its processes were made: README).
+its model once the one before has answered (on an H200 about half of the sandbox's processes
+are slow for their whole life, in no order: README).
 """
 import argparse
 import glob
