@@ -4,7 +4,7 @@ On an H200 about half of the sandbox's processes ran KernelBench's `l2_77` some 
 their whole life, the same kernels either way (README, "It is the process"). Two ways to look:
 
   sandbox: `kgym check` of a candidate that is the task's own Model and, at its --at-th call (by
-    default in the timing), times the model by CUDA events on the inputs it was handed, on its
+    default in the timing), times the model (the clock around 8 calls, synchronised) on the inputs it was handed, on its
     own copy of them, with its weights copied too, and after a 2 GiB pad, then raises with the
     figures: each verdict's message carries one candidate process's speeds. A process slow on
     all four is slow whatever its data's placement.
@@ -77,7 +77,7 @@ class ModelNew(Model):
         fresh_ms = timed(fresh)
         weights_copied()
         weights_ms = timed(fresh)
-        pad = _torch.empty(2 << 30 if args[0].is_cuda else 1, dtype=_torch.uint8, device=args[0].device)
+        pad = _torch.empty(2 << 30 if args[0].is_cuda else 1, dtype=_torch.uint8, device=args[0].device)  # noqa: F841  (held)
         padded = copied(args)
         weights_copied()
         padded_ms = timed(padded)
