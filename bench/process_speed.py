@@ -1,13 +1,15 @@
 """How fast one model runs, process by process, in kgym's sandbox and outside it.
 
-On an H200 about half of the sandbox's processes ran KernelBench's `l2_77` some 30% slower for
-their whole life, the same kernels either way (README, "It is the process"). Two ways to look:
+On an H200 KernelBench's `l2_77` ran 4.8 or 6.3 ms a call, the same kernels either way, by where
+a process's intermediates lie (README, "Where the intermediates lie"). Two ways to look:
 
   sandbox: `kgym check` of a candidate that is the task's own Model and, at its --at-th call (by
     default in the timing), times the model (the clock around 8 calls, synchronised) on the inputs it was handed, on its
-    own copy of them, with its weights copied too, and after a 2 GiB pad, then raises with the
-    figures: each verdict's message carries one candidate process's speeds. A process slow on
-    all four is slow whatever its data's placement.
+    own copy of them, with its weights copied too, and after a 2 GiB pad (its intermediates stay
+    where the allocator's cache keeps them throughout), then --moves times more, each after a
+    move of its intermediates (the cache given back, a pad of a random size up to 514 MiB held:
+    as the judge's placement search on branch experiment/placement-tries), then raises with the
+    figures: each verdict's message carries one candidate process's speeds.
   alone: processes forked one after another from a parent that imported torch (as the sandbox's
     zygote does; --exec: started fresh), each timing the model on inputs of its own; --holders K
     keeps K idle processes with a CUDA context and 1 GiB each beside them; --arena puts each
@@ -18,7 +20,7 @@ their whole life, the same kernels either way (README, "It is the process"). Two
 
 A process counts as slow when its time is more than 10% above the fastest process's.
 
-    python3 bench/process_speed.py sandbox --kernelbench KB --level 2 --only 77 --processes 14
+    python3 bench/process_speed.py sandbox --kernelbench KB --level 2 --only 77 --processes 14 --moves 8
     python3 bench/process_speed.py alone --kernelbench KB --level 2 --only 77 --processes 12 --holders 5
     python3 bench/process_speed.py sandbox --task tasks/row_sum --device cpu --processes 3   (the plumbing)
 """
@@ -42,6 +44,7 @@ SLOW = 1.10  # above the fastest process's time by this factor: slow
 
 PROBE = '''
 
+import random as _random
 import time as _time
 import torch as _torch
 _calls = [0]
@@ -72,19 +75,33 @@ class ModelNew(Model):
             for t in list(self.parameters()) + list(self.buffers()):
                 t.data = t.data.clone()
 
+        def moved(rng, held):
+            if cuda:
+                _torch.cuda.synchronize()
+            held.clear()  # the last pad goes back with the cache
+            if cuda:
+                _torch.cuda.empty_cache()
+            held.append(_torch.empty(rng.randrange(256) * (2 << 20) + rng.randrange(1, 4096) * 512 if cuda else 1,
+                                     dtype=_torch.uint8, device=args[0].device))
+
+        cuda = args[0].is_cuda
         given = timed(args)
         fresh = copied(args)
         fresh_ms = timed(fresh)
         weights_copied()
         weights_ms = timed(fresh)
-        pad = _torch.empty(2 << 30 if args[0].is_cuda else 1, dtype=_torch.uint8, device=args[0].device)  # noqa: F841  (held)
+        pad = _torch.empty(2 << 30 if cuda else 1, dtype=_torch.uint8, device=args[0].device)  # noqa: F841  (held)
         padded = copied(args)
         weights_copied()
         padded_ms = timed(padded)
+        rng, held, moves = _random.Random(), [], []
+        for _ in range(PROBE_MOVES):
+            moved(rng, held)
+            moves.append(timed(args))
         raise RuntimeError(f"PROBE call {_calls[0]} given {given:.3f} fresh {fresh_ms:.3f} "
-                           f"weights {weights_ms:.3f} padded {padded_ms:.3f}")
+                           f"weights {weights_ms:.3f} padded {padded_ms:.3f} moves " + ",".join(f"{m:.3f}" for m in moves))
 '''
-PROBED = re.compile(r"PROBE call (\d+) given ([\d.]+) fresh ([\d.]+) weights ([\d.]+) padded ([\d.]+)")
+PROBED = re.compile(r"PROBE call (\d+) given ([\d.]+) fresh ([\d.]+) weights ([\d.]+) padded ([\d.]+) moves ([\d.,]*)")
 
 
 def task_dir(args, workdir: str) -> str:
@@ -109,7 +126,7 @@ def sandbox(args) -> None:
             source = f.read()
         os.makedirs(os.path.join(task, "candidates"), exist_ok=True)
         with open(os.path.join(task, "candidates", "probe.py"), "w") as f:
-            f.write(source + PROBE.replace("PROBE_AT", str(args.at)))
+            f.write(source + PROBE.replace("PROBE_AT", str(args.at)).replace("PROBE_MOVES", str(args.moves)))
         command = [args.kgym, "check", "--device", args.device, "--json", "--no-hacking-check", *args.kgym_arg,
                    *["--candidate", "probe"] * args.processes, "--task", task]
         out = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
@@ -121,17 +138,24 @@ def sandbox(args) -> None:
             if not found:
                 print(f"{result.get('request_id')}: {result.get('verdict')} {(result.get('message') or '')[:300]}")
                 continue
-            rows.append((result.get("request_id"), int(found[1]), *(float(x) for x in found.groups()[1:])))
+            moves = [float(x) for x in found[6].split(",") if x]
+            rows.append((result.get("request_id"), int(found[1]), *(float(x) for x in found.groups()[1:5]), moves))
     if not rows:
         sys.exit(f"no probe answered: {out.stderr[-2000:]}")
     print(f"{os.path.basename(task)}: the candidate's process, ms a call (probe at call {args.at}, {args.device})")
-    print("| request | given inputs | own copy | weights copied too | after a 2 GiB pad |")
-    print("|---|---|---|---|---|")
-    for request, _, *ms in rows:
-        print(f"| {request} | " + " | ".join(f"{m:.3f}" for m in ms) + " |")
+    print("| request | given inputs | own copy | weights copied too | after a 2 GiB pad | after each move |")
+    print("|---|---|---|---|---|---|")
+    for request, _, *ms, moves in rows:
+        print(f"| {request} | " + " | ".join(f"{m:.3f}" for m in ms) + " | " + (" ".join(f"{m:.2f}" for m in moves) or "-")
+              + " |")
     for name, column in (("given inputs", 2), ("own copy", 3), ("weights copied too", 4), ("after a pad", 5)):
         times = [row[column] for row in rows]
         print(f"slow on {name}: {slow_count(times)} of {len(times)}")
+    if args.moves:
+        fastest = min(min(row[2:6]) for row in rows)
+        slow = [sum(m > SLOW * fastest for m in row[6]) for row in rows]
+        print(f"slow after a move: {sum(slow)} of {sum(len(row[6]) for row in rows)}; per process "
+              + ", ".join(f"{n}/{len(row[6])}" for n, row in zip(slow, rows)))
 
 
 def load_task(path: str):
@@ -277,6 +301,8 @@ def main():
     parser.add_argument("--kgym", default=os.path.join(ROOT, "build", "kgym"))
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"], help="sandbox: the device to check on")
     parser.add_argument("--at", type=int, default=40, help="sandbox: the call that probes (1: the first, a warm-up)")
+    parser.add_argument("--moves", type=int, default=0,
+                        help="sandbox: then time the model this many times more, each after its intermediates moved")
     parser.add_argument("--kgym-arg", action="append", default=[],
                         help="sandbox: one more argument for kgym check (repeat it), e.g. --kgym-arg=--no-cupti")
     parser.add_argument("--timeout", type=int, default=600)
