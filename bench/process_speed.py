@@ -7,7 +7,7 @@ a process's intermediates lie (README, "Where the intermediates lie"). Two ways 
     default in the timing), times the model (the clock around 8 calls, synchronised) on the inputs it was handed, on its
     own copy of them, with its weights copied too, and after a 2 GiB pad (its intermediates stay
     where the allocator's cache keeps them throughout), then --moves times more, each after a
-    move of its intermediates (the cache given back, a pad of a random size up to 514 MiB held:
+    move of its intermediates (the cache given back, a pad of a random size up to --move-pad-mib held:
     as the judge's placement search on branch experiment/placement-tries), then raises with the
     figures: each verdict's message carries one candidate process's speeds.
   alone: processes forked one after another from a parent that imported torch (as the sandbox's
@@ -81,7 +81,7 @@ class ModelNew(Model):
             held.clear()  # the last pad goes back with the cache
             if cuda:
                 _torch.cuda.empty_cache()
-            held.append(_torch.empty(rng.randrange(256) * (2 << 20) + rng.randrange(1, 4096) * 512 if cuda else 1,
+            held.append(_torch.empty(rng.randrange(PROBE_PAD_STEPS) * (2 << 20) + rng.randrange(1, 4096) * 512 if cuda else 1,
                                      dtype=_torch.uint8, device=args[0].device))
 
         cuda = args[0].is_cuda
@@ -126,7 +126,8 @@ def sandbox(args) -> None:
             source = f.read()
         os.makedirs(os.path.join(task, "candidates"), exist_ok=True)
         with open(os.path.join(task, "candidates", "probe.py"), "w") as f:
-            f.write(source + PROBE.replace("PROBE_AT", str(args.at)).replace("PROBE_MOVES", str(args.moves)))
+            f.write(source + PROBE.replace("PROBE_AT", str(args.at)).replace("PROBE_MOVES", str(args.moves))
+                    .replace("PROBE_PAD_STEPS", str(max(args.move_pad_mib // 2, 1))))
         command = [args.kgym, "check", "--device", args.device, "--json", "--no-hacking-check", *args.kgym_arg,
                    *["--candidate", "probe"] * args.processes, "--task", task]
         out = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
@@ -303,6 +304,7 @@ def main():
     parser.add_argument("--at", type=int, default=40, help="sandbox: the call that probes (1: the first, a warm-up)")
     parser.add_argument("--moves", type=int, default=0,
                         help="sandbox: then time the model this many times more, each after its intermediates moved")
+    parser.add_argument("--move-pad-mib", type=int, default=512, help="sandbox: a move's pad, at most this many MiB")
     parser.add_argument("--kgym-arg", action="append", default=[],
                         help="sandbox: one more argument for kgym check (repeat it), e.g. --kgym-arg=--no-cupti")
     parser.add_argument("--timeout", type=int, default=600)
