@@ -1133,6 +1133,28 @@ class Extensions(unittest.TestCase):
         finally:
             cpp_extension.load_inline, cpp_extension.load = saved
 
+    def test_the_loader_is_put_in_place_when_the_candidate_first_imports_cpp_extension(self):
+        """Not imported at install (it cost each evaluation's processes 16-20 ms); a later
+        `from torch.utils.cpp_extension import load_inline` gets kgym's, once, and `load` too."""
+        import subprocess
+        script = (
+            "import sys; sys.path.insert(0, %r)\n"
+            "import torch\n"
+            "from kgym_sandbox import extensions\n"
+            "extensions.install_loader('/nonexistent', 'cpu')\n"
+            "print('imported at install', 'torch.utils.cpp_extension' in sys.modules)\n"
+            "from torch.utils.cpp_extension import load_inline, load\n"
+            "for f in (load_inline, load):\n"
+            "    try:\n"
+            "        f('ext', 'int f();')\n"
+            "    except extensions.ExtensionError as exc:\n"
+            "        print('refused', 'load_inline' in str(exc) or 'load_inline only' in str(exc))\n"
+            "print('finders left', sum(type(f).__name__ == '_PatchedOnImport' for f in sys.meta_path))\n"
+            % os.path.join(os.path.dirname(__file__), "..", "..", "gpu", "sandbox"))
+        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+        self.assertEqual(out.stdout.split("\n")[:4],
+                         ["imported at install False", "refused True", "refused True", "finders left 0"], out.stderr)
+
 
 class Priorities(unittest.TestCase):
     """The timing core's priorities (isolation): the candidate's tree at the lowest, for good."""

@@ -59,10 +59,11 @@ class Runner:
             self.granted += isolation.set_limits(limits)
             if self.core is not None:  # it shares its timing core with the reference runner
                 self.granted += isolation.lower_priority()
+        lap("build_limits")
         self.recorder.candidate_file = os.path.join(self.workdir, "kgym_candidate.py")
         extensions.install_loader(os.path.join(self.workdir, "extensions"), self.device,  # built ahead, by kgym
                                   self.recorder.note_call)
-        lap("build_limits")
+        lap("build_loader")
         try:
             module = program.load_program(self.recorder.candidate_file, "kgym_candidate", str(message["source"]),
                                           dict(message.get("overrides") or {}))
