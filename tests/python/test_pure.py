@@ -614,6 +614,19 @@ class SharedTensors(unittest.TestCase):
         with self.assertRaises(ValueError):  # nor claim more tensors than it holds
             st.Arena("cpu", specs + [{"shape": [64], "dtype": "float32"}], fd=os.dup(mine.fd))
 
+    def test_an_arena_of_no_tensors_allocates_nothing_and_sends_no_descriptor(self):
+        from kgym_sandbox import shared_tensors as st
+        for device in ("cpu", "cuda"):  # no CUDA call is made for it either
+            empty = st.Arena(device, [], driver=None)
+            self.assertEqual((empty.tensors, empty.fds(), empty.describe()), ([], [], {"tensors": []}))
+            self.assertTrue(st.Arena.described_empty(empty.describe()))
+        self.assertFalse(st.Arena.described_empty({"tensors": [{"shape": [4], "dtype": "float32"}]}))
+        r, w = os.pipe()
+        st.Arena("cpu", [], fd=r)  # a descriptor handed over anyway is closed
+        with self.assertRaises(OSError):
+            os.fstat(r)
+        os.close(w)
+
     @unittest.skipUnless(torch.cuda.is_available(), "a GPU arena needs a GPU")
     def test_a_gpu_arena_cannot_be_mapped_larger_than_it_is_and_still_maps_after(self):
         from kgym_sandbox import shared_tensors as st

@@ -239,6 +239,8 @@ class Runner:
         return {"error": {"verdict": verdict, "message": text[:failures.MAX_MESSAGE_CHARS]}}
 
     def map_arena(self, described: dict, fds: list) -> list:
+        if shared_tensors.Arena.described_empty(described):
+            return []
         if not fds:
             raise ValueError("a shared arena without its descriptor")
         return shared_tensors.Arena(self.device, described["tensors"], self.driver, fd=os.dup(fds[0])).tensors

@@ -207,6 +207,11 @@ class Arena:
         self.specs = [checked_spec(s) for s in specs]
         offsets, size = layout(self.specs)
         self.fd = -1
+        if not self.specs:  # nothing to share (a build's init inputs are often numbers only): no
+            self.tensors = []  # allocation, no descriptor (on the GPU a cuMemCreate, export and map each)
+            if fd >= 0:
+                os.close(fd)
+            return
         if device == "cuda":
             if fd >= 0:
                 base = driver.open(fd, size)
@@ -230,6 +235,11 @@ class Arena:
 
     def describe(self) -> dict:
         return {"tensors": self.specs}
+
+    @staticmethod
+    def described_empty(described: dict) -> bool:
+        """Whether the other side described an arena of no tensors (it sends no descriptor)."""
+        return not described.get("tensors")
 
     def fds(self) -> list:
         return [self.fd] if self.fd >= 0 else []
