@@ -46,6 +46,7 @@ import traceback
 import kernelbench_tasks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "gpu", "sandbox"))  # kgym_sandbox, imported where a process needs it
 SLOW = 1.10  # above the fastest process's time by this factor: slow
 
 PROBE = '''
@@ -213,7 +214,6 @@ def timed_calls(torch, model, inputs: list, calls: int) -> float:
 
 def built_model(torch, task_path: str):
     """The task's Model (eval mode) and inputs on the GPU, seeded as every process here."""
-    sys.path.insert(0, os.path.join(ROOT, "gpu", "sandbox"))
     from kgym_sandbox import numerics
     numerics.pin()
     task = load_task(task_path)
@@ -228,7 +228,6 @@ def time_model(task_path: str, calls: int, arena_fd: int = -1, pad_gib: float = 
     opens, if given; after a pad of `pad_gib` held), eval mode, the sandbox's numerics; then
     once more after each of `moves` moves of its intermediates (move_intermediates)."""
     import torch
-    sys.path.insert(0, os.path.join(ROOT, "gpu", "sandbox"))
     from kgym_sandbox import shared_tensors
     pad = torch.empty(int(pad_gib * (1 << 30)), dtype=torch.uint8, device="cuda") if pad_gib > 0 else None  # noqa: F841
     model, inputs = built_model(torch, task_path)
@@ -252,7 +251,6 @@ def hold(memory_bytes: int, exporter=None, task_path: str = "") -> None:
     """An idle process with a CUDA context and `memory_bytes`; as the exporter, an arena for the
     task's inputs whose descriptor it sends down `exporter` for every byte read from it."""
     import torch
-    sys.path.insert(0, os.path.join(ROOT, "gpu", "sandbox"))
     from kgym_sandbox import shared_tensors
     kept = torch.empty(memory_bytes, dtype=torch.uint8, device="cuda")
     torch.cuda.synchronize()
