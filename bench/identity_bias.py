@@ -62,6 +62,8 @@ VARIANTS = {"traced": ([], {}), "untraced": (["--no-cupti"], {}),
             "smallbatch": (["--option", "batch_memory_mb=4096"], {}),
             "precise": (["--option", "timing_precision=0.0005", "--option", "max_timed_s=2"], {}),
             "tighter": (["--option", "timing_precision=0.0008"], {}),
+            "kept": (["--option", "placement=PLACEMENT_KEPT"], {}),
+            "redrawn": (["--option", "placement=PLACEMENT_REDRAWN"], {}),
             "expandable": ([], {"KGYM_SANDBOX_ENV": "PYTORCH_CUDA_ALLOC_CONF",
                                 "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}),
             "eager": ([], {"KGYM_SANDBOX_ENV": "CUDA_MODULE_LOADING", "CUDA_MODULE_LOADING": "EAGER"})}

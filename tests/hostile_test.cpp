@@ -40,9 +40,12 @@ struct hostile_case {
   const char* task = "gelu_scale_residual";
   const char* gpu_message = "";  // what the verdict's message must say on the GPU (full sizes)
   ToleranceSet tolerances = KERNELBENCH_TOLERANCES;
+  Placement placement = PLACEMENT_UNSET;  // the device's default
 };
 
-void PrintTo(const hostile_case& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const hostile_case& c, std::ostream* os) {
+  *os << c.name << (c.placement == PLACEMENT_REDRAWN ? "_redrawn" : "");
+}
 
 const hostile_case cases[] = {
     {"correct", OK, ""},
@@ -119,6 +122,12 @@ const hostile_case cases[] = {
     // The GPU's clocks locked low through NVML while the reference's batches run: locking clocks
     // needs root, which the candidate's process is not (meaningful on a GPU only).
     {"locks_clocks", OK, "", true, 6.0},
+    // Placements redrawn, each side's time from its fast mode: two batches answered at once,
+    // without work, would make that mode; a batch that much faster is compared call by call.
+    {"skips_batches", HACKED, "wrong_output_when_timed", true, 0, "gelu_scale_residual", "", KERNELBENCH_TOLERANCES,
+     PLACEMENT_REDRAWN},
+    // The honest candidate under redrawn placements keeps its verdict.
+    {"correct", OK, "", true, 0, "gelu_scale_residual", "", KERNELBENCH_TOLERANCES, PLACEMENT_REDRAWN},
     // Outputs that ignore their input and pass element-wise allclose at Dr. Kernel's 1e-2
     // where the reference's values are small or barely move (tracking.py; at the CPU's sizes
     // allclose fails them first; at 8192 x 16384 a few of the 134M softmax values exceed atol
@@ -213,6 +222,7 @@ TEST_P(HostileSuite, GetsItsVerdictAndTheExecutorSurvives) {
   const bool appended = std::string(c.task) == "gelu_scale_residual";
   ExecRequest request = request_for(c.task, c.name, appended ? fused_candidate() + "\n" + body : body);
   request.mutable_options()->set_tolerances(c.tolerances);
+  request.mutable_options()->set_placement(c.placement);
   ExecResult result = evaluator().evaluate(request);
   EXPECT_EQ(Verdict_Name(result.verdict()), Verdict_Name(c.expected)) << summary_line(result) << "\n" << result.log();
   if (*c.evidence) {
@@ -855,7 +865,10 @@ TEST(Coverage, SeparatesFusedFromLazy) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Candidates, HostileSuite, ::testing::ValuesIn(cases),
-                         [](const ::testing::TestParamInfo<hostile_case>& info) { return info.param.name; });
+                         [](const ::testing::TestParamInfo<hostile_case>& info) {
+                           return std::string(info.param.name) +
+                                  (info.param.placement == PLACEMENT_REDRAWN ? "_redrawn" : "");
+                         });
 
 }  // namespace
 }  // namespace kgym::test

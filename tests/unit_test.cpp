@@ -813,6 +813,15 @@ TEST(Defaults, FillOnlyWhatIsUnset) {
   EXPECT_EQ(with_defaults(o, CPU).rtol(), 1e-2);
 }
 
+TEST(Defaults, AnEnumAtItsZeroValueTakesTheDefaultAndASetOneIsKept) {
+  EvalOptions o;
+  EXPECT_EQ(with_defaults(o, CPU).placement(), PLACEMENT_KEPT);
+  o.set_placement(PLACEMENT_REDRAWN);
+  EXPECT_EQ(with_defaults(o, CUDA).placement(), PLACEMENT_REDRAWN);
+  o.set_placement(PLACEMENT_KEPT);
+  EXPECT_EQ(with_defaults(o, CUDA).placement(), PLACEMENT_KEPT);
+}
+
 TEST(Defaults, TimingStopsOnItsPrecisionOnTheGpuOnlyAndNeverBelowTheFloor) {
   EvalOptions o;
   EvalOptions cuda = with_defaults(o, CUDA), cpu = with_defaults(o, CPU);

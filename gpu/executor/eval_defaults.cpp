@@ -43,7 +43,8 @@ double default_tolerance(Precision precision, ToleranceSet tolerances) {
 
 namespace {
 
-// Every numeric field of `options` that is zero or less takes the value `defaults` sets.
+// Every numeric field of `options` that is zero or less, and every enum at its zero value, takes
+// the value `defaults` sets.
 void fill_unset(EvalOptions* options, const EvalOptions& defaults) {
   using google::protobuf::FieldDescriptor;
   const auto* reflection = options->GetReflection();
@@ -64,6 +65,10 @@ void fill_unset(EvalOptions* options, const EvalOptions& defaults) {
       case FieldDescriptor::CPPTYPE_DOUBLE:
         if (reflection->GetDouble(*options, f) <= 0)
           reflection->SetDouble(options, f, reflection->GetDouble(defaults, f));
+        break;
+      case FieldDescriptor::CPPTYPE_ENUM:  // an enum's zero value is its "unset" (Placement)
+        if (reflection->GetEnumValue(*options, f) == 0)
+          reflection->SetEnumValue(options, f, reflection->GetEnumValue(defaults, f));
         break;
       default:
         throw std::logic_error("messages/eval_defaults.json sets " + f->name() + ", which has no default rule");

@@ -2,6 +2,7 @@
 import ctypes
 import math
 import os
+import statistics
 import sys
 import threading
 import time
@@ -459,6 +460,100 @@ class TimingRefill(unittest.TestCase):
         # is made from them), never buffers of its own.
         self.assertIs(candidate.fills[1][0], reference.buffers[0])
         self.assertIsNone(candidate.input_targets(2) or None)
+
+
+class PlacedSide(RefillSide):
+    """A side whose call takes `slow` seconds at placements the `pattern` marks True, `fast` at
+    the others; each move goes to the pattern's next placement and records the pad it was given."""
+
+    def __init__(self, pattern: list, fast: float = 0.001, slow: float = 0.0013):
+        super().__init__(arena=False)
+        self.pattern, self.fast, self.slow, self.placement, self.pads = pattern, fast, slow, 0, []
+
+    def move(self, pad_bytes, phase):
+        self.pads.append(pad_bytes)
+        self.placement += 1
+
+    def timed_batch(self, k, rep=None, raw=False, passes=1):
+        self.requests.append((k, passes))
+        call = self.slow if self.pattern[self.placement % len(self.pattern)] else self.fast
+        return self.cost + passes * k * call, {}
+
+
+class Placement(unittest.TestCase):
+    def test_the_fast_mode_is_below_the_widest_step_above_eight_percent_with_two_batches_at_least(self):
+        self.assertEqual(timing.fast_mode([1.0, 1.3, 1.01, 1.31, 0.99, 1.29]), [0, 2, 4])
+        self.assertEqual(timing.fast_mode([1.0, 1.01, 1.02, 2.0]), [0, 1, 2])  # one slow batch: left out
+        self.assertEqual(timing.fast_mode([1.0, 1.02, 1.05, 1.03]), [0, 1, 2, 3])  # steps of 2-3%: one mode
+        self.assertEqual(timing.fast_mode([0.5, 1.0, 1.01, 1.02]), [0, 1, 2, 3])  # a lone fast batch is no mode
+        self.assertEqual(timing.fast_mode([1.0, 1.07, 1.0, 1.07]), [0, 1, 2, 3])  # 7%: below the gap
+        self.assertEqual(timing.fast_mode([]), [])
+        self.assertTrue(timing.two_modes([1.0, 1.3, 1.0, 1.3]))
+        self.assertFalse(timing.two_modes([1.0, 1.01]))
+        self.assertEqual(timing.fast_pairs([1.0, 1.3, 1.0, 1.3, 1.0], [1.0, 1.0, 1.3, 1.3, 1.0]), {0, 4})
+
+    def test_a_fast_mode_is_compared_whole_so_skipping_work_in_a_few_batches_cannot_make_it(self):
+        self.assertTrue(timing.checks_whole_batch([1.0, 1.0]))          # the first two, always
+        self.assertFalse(timing.checks_whole_batch([1.0, 1.0, 1.0]))
+        self.assertFalse(timing.checks_whole_batch([1.0, 1.0, 1.05]))
+        self.assertTrue(timing.checks_whole_batch([1.3, 1.3, 1.0]))     # 8% faster than the slowest before
+        self.assertTrue(timing.checks_whole_batch([1.3, 1.0, 1.0, 0.95]))   # 0.95 x 1.08 < 1.3
+        self.assertFalse(timing.checks_whole_batch([1.3, 1.0, 1.25]))       # 1.25 x 1.08 > 1.3
+        slow_then_fast = [1.3, 1.3, 1.0, 1.0, 1.3, 1.3]
+        self.assertEqual(timing.timed_batches(slow_then_fast, slow_then_fast, {0, 1, 2, 3}), ([2, 3], [2, 3]))
+        # Two batches 2x faster, never compared whole (they could not be: a skipped batch is): the
+        # candidate's every batch counts, the reference's fast mode as it is.
+        skipped = [1.0, 1.0, 1.0, 1.0, 0.5, 0.5, 1.0, 1.0]
+        self.assertEqual(timing.timed_batches([1.0] * 8, skipped, {0, 1}), (list(range(8)), list(range(8))))
+        self.assertEqual(timing.timed_batches([1.0] * 8, skipped, {0, 1, 4, 5})[1], [4, 5])
+        self.assertEqual(timing.fast_pairs([1.0] * 8, skipped, {0, 1}), set(range(8)))
+
+    def test_placements_are_drawn_every_two_batches_after_the_first_two(self):
+        self.assertEqual([b for b in range(9) if timing.redraws_before(b)], [2, 4, 6, 8])
+        self.assertEqual([timing.placements(n) for n in (1, 2, 3, 7, 8)], [1, 1, 2, 4, 4])
+
+    def test_the_error_may_be_taken_over_the_pairs_kept_only(self):
+        e = math.exp
+        ref, cand = [9.0, e(0.01), e(-0.01), e(0.03), e(0.5), e(0.01)], [1.0] * 6
+        # Pairs 1, 2, 3, 5: log-ratios 0.01, -0.01, 0.03, 0.01: median 0.01, MAD 0.0 ... of |0, 0.02, 0.02, 0|: 0.01
+        self.assertAlmostEqual(timing.ratio_rse(ref, cand, kept={1, 2, 3, 5}), 1.4826 * 0.01 / 2, places=12)
+        self.assertEqual(timing.ratio_rse(ref, cand, kept={0, 1, 2}), math.inf)  # the first never counts
+
+    def test_with_redraws_timing_waits_for_four_placements_and_runs_longer_while_a_side_has_two_modes(self):
+        rule = timing.StopRule(reps=100000, min_timed_s=0.25, max_timed_s=1.0, precision=0.001, redraw=True)
+        steady = [0.05] * 11
+        self.assertTrue(rule.done(steady, steady, 110))          # 11 batches, 10 pairs, error 0
+        capped = timing.StopRule(reps=100000, min_timed_s=0.25, max_timed_s=0.25, redraw=True)
+        long = [0.1] * 7
+        self.assertFalse(capped.done(long[:5], long[:5], 50))    # 0.5 s a side, past the cap: 3 placements
+        self.assertTrue(capped.done(long, long, 70))             # the fourth placement's first batch
+        plain = timing.StopRule(reps=100000, min_timed_s=0.25, max_timed_s=1.0, precision=0.001)
+        self.assertTrue(timing.StopRule(100000, 0.25, 0.25).done(long[:5], long[:5], 50))  # kept placements
+        # The candidate slow at three placements in four: its fast pairs too few to stop on; the
+        # cap is twice max_timed_s while either side shows two modes.
+        cand = ([0.05, 0.05] + [0.065] * 6) * 3
+        ref = [0.05] * 24
+        self.assertEqual(len(timing.fast_pairs(ref, cand)), 6)
+        self.assertFalse(rule.done(ref, cand, 240))              # 1.2 s a side, over max_timed_s
+        self.assertTrue(rule.done(ref * 2, cand * 2, 480))       # 2.4 s: the doubled cap
+        self.assertTrue(plain.done(ref, cand, 240))              # kept placements: the cap is 1 s
+
+    def test_redrawn_timing_moves_both_sides_and_times_each_from_its_fast_mode(self):
+        # The reference fast everywhere, the candidate slow at every other placement.
+        reference, candidate = PlacedSide([False]), PlacedSide([True, False])
+        pads = iter(range(1, 100))
+        timed = timing.time_interleaved(reference, candidate, lambda into=(): [torch.ones(2)], [torch.zeros(2)],
+                                        lambda *a: None, timing.StopRule(reps=16, min_timed_s=1.0, redraw=True), k=2,
+                                        device="cpu", seconds={}, check_this=lambda: False, draw_pad=lambda: next(pads))
+        self.assertEqual(timed["batches"], 8)  # 16 calls, 2 a batch
+        self.assertEqual((len(reference.pads), len(candidate.pads)), (3, 3))  # before batches 2, 4, 6
+        self.assertEqual(reference.pads + candidate.pads, [1, 3, 5, 2, 4, 6])  # drawn by the judge, in turn
+        # Each move is followed by one untimed call (k = 1) before the next batch.
+        self.assertEqual(candidate.requests[:4], [(2, 1), (2, 1), (1, 1), (2, 1)])
+        self.assertEqual(timed["fast_batches"], {"ref": 8, "cand": 4})  # the slow placements left out
+        # Compared call by call: the first two batches, and the fast placements' after a slow one.
+        self.assertEqual((timed["whole_batches"], timed["checked"]), (6, 12))
+        self.assertAlmostEqual(statistics.fmean(timed["candidate_ms"]), statistics.fmean(timed["reference_ms"]), places=9)
 
 
 class Packing(unittest.TestCase):

@@ -27,6 +27,7 @@ class Runner:
         self.input_sets, self.slots = [[]], [[]]  # per call of a batch: its inputs, its output buffers
         self.kept = {}  # call -> (slot, outputs) of the last timed batch, for `deliver`
         self.phase = None
+        self.pad = None  # held by `move`
         self.core = None  # the timing core, taken at the first request (zygote.timing_cores)
         numerics.pin()  # before any code of the task's or the candidate's
 
@@ -44,6 +45,18 @@ class Runner:
         """Gives the device what this process's caching allocator keeps but no tensor uses (the
         judge asks before timing: its own buffers for timing come next)."""
         device_memory.release(self.device)
+        return {}
+
+    def move(self, message, fds):
+        """Moves where this process's next intermediates lie (timing.time_interleaved's redraw):
+        gives back what the allocator caches, the last batch's kept outputs with it, and holds a
+        pad of the judge's drawn size in place of the last one, so the next calls allocate
+        elsewhere in the device's memory. Runs no kernel (the executor's windows see none)."""
+        self.kept, self.pad = {}, None
+        device_memory.release(self.device)
+        size = min(max(int(message.get("pad_bytes") or 0), 0), device_memory.MAX_PAD_BYTES)
+        if self.device == "cuda" and size:
+            self.pad = torch.empty(size, dtype=torch.uint8, device="cuda")
         return {}
 
     def build(self, message, fds):
@@ -285,7 +298,7 @@ def copy_into(slot: list, flat: list) -> None:
 OPS = {"ping": Runner.ping, "build": Runner.build, "inputs": Runner.inputs_, "outputs": Runner.outputs,
        "call": Runner.call, "warm": Runner.warm, "batch": Runner.batch, "deliver": Runner.deliver,
        "state": Runner.state, "profile": Runner.profile, "launches": Runner.launches, "release": Runner.release,
-       "finish": Runner.finish}
+       "move": Runner.move, "finish": Runner.finish}
 
 
 def serve(runner: Runner) -> None:

@@ -21,6 +21,7 @@ import torch
 from . import shared_tensors
 
 CANDIDATE_SHARE = 0.5
+MAX_PAD_BYTES = 512 << 20  # the largest pad a move holds (timing.draw_pad)
 
 
 class Peak:

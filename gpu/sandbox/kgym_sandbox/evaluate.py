@@ -264,12 +264,15 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
                           [{"kind": "WRONG_OUTPUT_WHEN_TIMED", "detail": f"call {call}: {verdict['message']}",
                             "source": "judge"}])
 
+    redraw = device == "cuda" and opts.get("placement") == "PLACEMENT_REDRAWN"
     try:
         timed = timing.time_interleaved(timed_reference, candidate, new_inputs, timed["expected"], check_timed,
                                         timing.StopRule(int(opts["timing_reps"]), float(opts["min_timed_s"]),
-                                                        float(opts["max_timed_s"]), float(opts.get("timing_precision", 0.0))),
+                                                        float(opts["max_timed_s"]), float(opts.get("timing_precision", 0.0)),
+                                                        redraw),
                                         timed["batch"], device, seconds,
-                                        lambda: rng.random() < TIMED_CHECK_SHARE)
+                                        lambda: rng.random() < TIMED_CHECK_SHARE,
+                                        (lambda: timing.draw_pad(rng)) if redraw else None)
         lap.skip()  # time_interleaved counted its parts
         reference_changed = timed_reference.finish()  # its process exits while the traced calls run
         if device == "cuda" and candidate.traced and int(opts["traced_reps"]) > 0:

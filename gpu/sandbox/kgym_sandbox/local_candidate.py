@@ -128,5 +128,9 @@ class LocalCandidate:
     def release(self, phase: str) -> None:
         device_memory.release(self.device)
 
+    def move(self, pad_bytes: int, phase: str) -> None:
+        """In the judge's own process no pad is held: its cache is given back only."""
+        device_memory.release(self.device)
+
     def finish(self) -> list:
         return []  # this process's flags are the judge's, recorded as such

@@ -307,6 +307,11 @@ class RemoteCandidate:
         """Asks the process to give back what its allocator caches (device_memory.release)."""
         self.request(phase, {"op": "release"})
 
+    def move(self, pad_bytes: int, phase: str) -> None:
+        """Asks the process to move its intermediates (Runner.move): its cache given back, a pad
+        of `pad_bytes` held. The candidate may ignore it; that only keeps its own placement."""
+        self.request(phase, {"op": "move", "pad_bytes": int(pad_bytes)})
+
     def finish(self) -> list:
         """Ends the process's trace; the numerics flags it reports other than pinned (its word)."""
         return numerics.changed(self.request("timing", {"op": "finish"}).get("numerics"))

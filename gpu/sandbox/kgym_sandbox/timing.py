@@ -16,7 +16,9 @@ call against its batches) so it is taken off both. Before each
 batch the judge writes new inputs and flushes L2 from its own context (the cache is the
 GPU's). No clock of the candidate's process is read. After each batch the judge compares, at
 random, a share of its calls' outputs with the reference's on the same inputs, and the last
-call of all always.
+call of all always. Where the placement of a process's intermediates decides its speed (an
+H200), EvalOptions.placement REDRAWN moves both sides' every few batches and times each from
+its fast mode (README, "Where the intermediates lie").
 """
 import math
 import statistics
@@ -24,6 +26,7 @@ import time
 
 import torch
 
+from . import device_memory
 from .compare import flatten as flat
 
 BATCH_TARGET_S = 0.025     # a batch this long makes the per-request cost ~1% before calibration (README, timing)
@@ -167,13 +170,15 @@ def tensor_bytes(values: list) -> int:
     return sum(t.numel() * t.element_size() for t in values if isinstance(t, torch.Tensor))
 
 
-def ratio_rse(ref_batches: list, cand_batches: list, min_pairs: int = 3) -> float:
+def ratio_rse(ref_batches: list, cand_batches: list, min_pairs: int = 3, kept=None) -> float:
     """The relative standard error of the speedup, from the paired batches' log-ratios (the
     first pair left out: no warm-up batch runs before it), with a robust scale (1.4826 times
     their median absolute deviation): the few slow batches a GPU shows are what the IQM leaves
     out, and they would swamp a standard deviation. Infinite below `min_pairs` pairs: over fewer,
-    on an H100, the estimate missed a drift of the first half second by up to 10 times."""
-    ratios = [math.log(r / c) for r, c in zip(ref_batches[1:], cand_batches[1:]) if r > 0 and c > 0]
+    on an H100, the estimate missed a drift of the first half second by up to 10 times.
+    `kept`: the pairs' indices to use (fast_pairs), all by default."""
+    ratios = [math.log(r / c) for i, (r, c) in enumerate(zip(ref_batches, cand_batches))
+              if i > 0 and r > 0 and c > 0 and (kept is None or i in kept)]
     if len(ratios) < min_pairs:
         return math.inf
     middle = statistics.median(ratios)
@@ -181,14 +186,71 @@ def ratio_rse(ref_batches: list, cand_batches: list, min_pairs: int = 3) -> floa
     return scale / math.sqrt(len(ratios))
 
 
+MODE_GAP = 0.08     # batch times this far apart (relative) are two placements' modes (README, placement)
+MODE_LEAST = 2      # batches a fast mode needs
+
+
+def fast_mode(times: list, gap: float = MODE_GAP, least: int = MODE_LEAST) -> list:
+    """The indices of the batches in a side's fast mode: with the times sorted, the widest
+    relative step between neighbours that has at least `least` batches below it; when that step
+    is above `gap`, the batches below it, otherwise every batch. On an H200 a process's time
+    depends on where in physical memory its intermediates lie (4.8 or 6.3 ms a call for one
+    problem), and a side whose placements were redrawn shows both."""
+    order = sorted(range(len(times)), key=lambda i: times[i])
+    widest, cut = 0.0, len(order)
+    for i in range(least, len(order)):
+        below, above = times[order[i - 1]], times[order[i]]
+        if below > 0 and above / below - 1 > widest:
+            widest, cut = above / below - 1, i
+    return sorted(order[:cut]) if widest > gap else list(range(len(times)))
+
+
+def two_modes(times: list) -> bool:
+    return len(fast_mode(times)) < len(times)
+
+
+def checks_whole_batch(cand_batches: list) -> bool:
+    """Whether every call of the candidate's latest batch is compared, where a side's time comes
+    from its fast mode: the first MODE_LEAST batches, and any batch faster by more than the mode
+    gap than its slowest before. A candidate that skipped its work in a few batches would
+    otherwise make them its fast mode, unchecked but for the tenth of calls chosen at random;
+    this way a fast mode always holds MODE_LEAST batches compared whole (`timed_batches`)."""
+    return len(cand_batches) <= MODE_LEAST or cand_batches[-1] * (1 + MODE_GAP) < max(cand_batches[:-1])
+
+
+def timed_batches(ref_batches: list, cand_batches: list, whole: set) -> tuple:
+    """The batches each side's time comes from, where placements were redrawn: the reference's
+    fast mode; the candidate's fast mode, of it only the batches compared whole (`whole`) when it
+    has two modes (checks_whole_batch); every batch where fewer than MODE_LEAST are left."""
+    cand = fast_mode(cand_batches)
+    if len(cand) < len(cand_batches):
+        cand = [i for i in cand if i in whole]
+        if len(cand) < MODE_LEAST:
+            cand = list(range(len(cand_batches)))
+    return fast_mode(ref_batches), cand
+
+
+def fast_pairs(ref_batches: list, cand_batches: list, whole: set = None) -> set:
+    """The batch pairs in which both sides ran in their fast mode (of the candidate's, with
+    `whole`, the batches `timed_batches` keeps)."""
+    if whole is None:
+        return set(fast_mode(ref_batches)) & set(fast_mode(cand_batches))
+    ref, cand = timed_batches(ref_batches, cand_batches, whole)
+    return set(ref) & set(cand)
+
+
 class StopRule:
     """When the interleaved timing has measured enough: after `reps` calls a side; once both
     sides have `max_timed_s`; or once both have `min_timed_s` and the speedup's relative
     standard error is at most `precision` (0: never early). A steady kernel stops at the floor,
-    a noisy one gets up to the cap, so the timing costs what the precision needs."""
+    a noisy one gets up to the cap, so the timing costs what the precision needs.
+    With placements redrawn (`redraw`): not before `MIN_PLACEMENTS` placements a side, the error
+    taken over the pairs in which both sides ran in their fast mode, and, while either side
+    shows two modes, a cap of `REDRAW_CAP` times max_timed_s."""
 
-    def __init__(self, reps: int, min_timed_s: float, max_timed_s: float = 0.0, precision: float = 0.0):
-        self.reps, self.min_timed_s, self.precision = reps, min_timed_s, precision
+    def __init__(self, reps: int, min_timed_s: float, max_timed_s: float = 0.0, precision: float = 0.0,
+                 redraw: bool = False):
+        self.reps, self.min_timed_s, self.precision, self.redraw = reps, min_timed_s, precision, redraw
         self.max_timed_s = max(max_timed_s, min_timed_s)
 
     def done(self, ref_batches: list, cand_batches: list, calls: int) -> bool:
@@ -197,10 +259,33 @@ class StopRule:
         if calls < 5:
             return False
         timed = min(sum(ref_batches), sum(cand_batches))
-        if timed >= self.max_timed_s:
+        kept = None
+        if self.redraw:
+            if placements(len(ref_batches)) < MIN_PLACEMENTS:
+                return False
+            bimodal = two_modes(ref_batches) or two_modes(cand_batches)
+            if timed >= self.max_timed_s * (REDRAW_CAP if bimodal else 1):
+                return True
+            kept = fast_pairs(ref_batches, cand_batches)  # the stop rule's only: whole checks not known here
+        elif timed >= self.max_timed_s:
             return True
         return timed >= self.min_timed_s and self.precision > 0 and \
-            ratio_rse(ref_batches, cand_batches, MIN_STOPPING_PAIRS) <= self.precision
+            ratio_rse(ref_batches, cand_batches, MIN_STOPPING_PAIRS, kept) <= self.precision
+
+
+REDRAW_EVERY = 2    # batches timed at one placement before it is drawn anew
+MIN_PLACEMENTS = 4  # placements a side is timed at, at least, when they are redrawn
+REDRAW_CAP = 2      # times max_timed_s a side may be timed while its batches show two modes
+
+
+def placements(batches: int) -> int:
+    """How many placements `batches` batches were timed at, one drawn every REDRAW_EVERY."""
+    return (batches + REDRAW_EVERY - 1) // REDRAW_EVERY
+
+
+def redraws_before(batch: int) -> bool:
+    """Whether both sides' placements are drawn anew before batch number `batch` (from 0)."""
+    return batch > 0 and batch % REDRAW_EVERY == 0
 
 
 def batch_size(call_s: float, set_bytes: int, memory_bytes: int) -> int:
@@ -211,18 +296,24 @@ def batch_size(call_s: float, set_bytes: int, memory_bytes: int) -> int:
 
 
 def time_interleaved(reference, candidate, new_inputs, expected: list, check, stop: StopRule, k: int,
-                     device: str, seconds: dict, check_this) -> dict:
+                     device: str, seconds: dict, check_this, draw_pad=None) -> dict:
     """Batches of k calls a side (from `plan`), alternating which side runs first; both sides
     answer timed_batch for the same input sets, until `stop` says enough. Then takes what a
     request costs (`request_cost`: single-call requests to the reference against its batches)
     off every batch of both sides. `check(call, expected, given)` raises on a wrong timed
-    output; `check_this()` says, per call after its batch, whether to compare it. Adds where
-    the time went to `seconds`."""
+    output; `check_this()` says, per call after its batch, whether to compare it. With
+    `draw_pad` (bytes of a pad, drawn by the judge) both sides' placements are drawn anew every
+    REDRAW_EVERY batches (`move`, then one untimed call that makes the new allocations), each
+    side's time is that of its fast mode (`timed_batches`), and the candidate's batches that could
+    make that mode are compared call by call (`checks_whole_batch`). Adds where the time went to
+    `seconds`."""
     clock = Clock(device)
     sides = {"ref": reference, "cand": candidate}
     spent = {"timing_warmup": 0.0, "timing_refill": 0.0, "timing_refill_make": 0.0, "timing_calls": 0.0,
-             "timing_delivery": 0.0, "timing_checks": 0.0, "timing_reference_waited": 0.0}
+             "timing_delivery": 0.0, "timing_checks": 0.0, "timing_reference_waited": 0.0, "timing_moves": 0.0}
     raw, checked = {"ref": [], "cand": []}, 0  # seconds per batch, nothing taken off
+    moved_at = 0  # the first batch at the current placements
+    whole = set()  # the candidate's batches compared call by call (checks_whole_batch)
 
     def refill() -> None:
         t0 = time.perf_counter()
@@ -235,6 +326,16 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
         spent["timing_refill_make"] += time.perf_counter() - t0
         for side in sides.values():
             side.fill_sets(sets, "timing")
+
+    def move() -> None:
+        # Before the refill: the untimed call runs on the last batch's inputs, so nothing it
+        # computes is of use to the batch that follows.
+        t0 = time.perf_counter()
+        for side in sides.values():
+            side.move(draw_pad(), "timing")
+            clock.ready()
+            side.timed_batch(1, raw=True)
+        spent["timing_moves"] += time.perf_counter() - t0
 
     with torch.no_grad():
         t0 = time.perf_counter()
@@ -249,6 +350,9 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
         spent["timing_warmup"] = time.perf_counter() - t0
         calls, batch = 0, 0
         while True:
+            if draw_pad is not None and redraws_before(batch):
+                move()
+                moved_at = len(raw["ref"])
             t0 = time.perf_counter()
             refill()
             t1 = time.perf_counter()
@@ -277,7 +381,11 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
             last = stop.done(raw["ref"], raw["cand"], calls)
             # The calls compared, chosen now that both sides have answered: on the GPU only their
             # outputs are delivered (off the clock; a side learns the choice once its calls ran).
-            chosen = [i for i in range(k) if not (reused and i < k - 1) and ((last and i == k - 1) or check_this())]
+            every = draw_pad is not None and not reused and checks_whole_batch(raw["cand"])
+            if every:
+                whole.add(len(raw["cand"]) - 1)
+            chosen = [i for i in range(k) if every or
+                      (not (reused and i < k - 1) and ((last and i == k - 1) or check_this()))]
             for side in sides.values():
                 side.deliver(chosen)
             t3 = time.perf_counter()
@@ -289,16 +397,30 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
             if last:
                 break
         t0 = time.perf_counter()
-        one = single_calls(reference, clock)  # on the last batch's first set
-        cost = request_cost(one, raw["ref"], k) if k > 1 else \
+        one = single_calls(reference, clock)  # on the last batch's first set, at the last placement
+        current = raw["ref"][moved_at:] or raw["ref"]
+        cost = request_cost(one, current, k) if k > 1 else \
             request_cost(one, single_calls(reference, clock, passes=2), 2)
         cost = bounded_cost(cost, raw["ref"] + raw["cand"])
         spent["timing_warmup"] += time.perf_counter() - t0
     reference.overhead_s = candidate.overhead_s = cost  # the same path: taken off both
     seconds.update(spent)
-    per_call = {name: [max(t - cost, 0.0) * 1e3 / k for t in times for _ in range(k)] for name, times in raw.items()}
+    timed = dict(raw)
+    kept = None
+    if draw_pad is not None:
+        kept = fast_pairs(raw["ref"], raw["cand"], whole)
+        ref_kept, cand_kept = timed_batches(raw["ref"], raw["cand"], whole)
+        timed = {"ref": [raw["ref"][i] for i in ref_kept], "cand": [raw["cand"][i] for i in cand_kept]}
+    per_call = {name: [max(t - cost, 0.0) * 1e3 / k for t in times for _ in range(k)] for name, times in timed.items()}
     return {"reference_ms": per_call["ref"], "candidate_ms": per_call["cand"], "checked": checked, "overhead_s": cost,
-            "rse": ratio_rse(raw["ref"], raw["cand"])}
+            "rse": ratio_rse(raw["ref"], raw["cand"], kept=kept), "batches": len(raw["ref"]),
+            "fast_batches": {name: len(times) for name, times in timed.items()}, "whole_batches": len(whole)}
+
+
+def draw_pad(rng) -> int:
+    """A pad's size for a move: uniform up to device_memory.MAX_PAD_BYTES, in 2 MiB steps (the
+    allocator's large-block granularity), from the judge's random source."""
+    return rng.randrange(0, device_memory.MAX_PAD_BYTES + 1, 2 << 20)
 
 
 def time_traced(candidate, new_inputs, reps: int) -> list:
