@@ -483,7 +483,8 @@ class PlacedSide(RefillSide):
 class Placement(unittest.TestCase):
     def test_the_fast_mode_is_below_the_widest_step_above_eight_percent_with_two_batches_at_least(self):
         self.assertEqual(timing.fast_mode([1.0, 1.3, 1.01, 1.31, 0.99, 1.29]), [0, 2, 4])
-        self.assertEqual(timing.fast_mode([1.0, 1.01, 1.02, 2.0]), [0, 1, 2])  # one slow batch: left out
+        self.assertEqual(timing.fast_mode([1.0, 1.01, 1.02, 2.0]), [0, 1, 2, 3])  # one slow batch is no mode
+        self.assertEqual(timing.fast_mode([1.0, 1.01, 2.0, 2.0]), [0, 1])
         self.assertEqual(timing.fast_mode([1.0, 1.02, 1.05, 1.03]), [0, 1, 2, 3])  # steps of 2-3%: one mode
         self.assertEqual(timing.fast_mode([0.5, 1.0, 1.01, 1.02]), [0, 1, 2, 3])  # a lone fast batch is no mode
         self.assertEqual(timing.fast_mode([1.0, 1.07, 1.0, 1.07]), [0, 1, 2, 3])  # 7%: below the gap
@@ -512,17 +513,30 @@ class Placement(unittest.TestCase):
         self.assertEqual([b for b in range(9) if timing.redraws_before(b)], [2, 4, 6, 8])
         self.assertEqual([timing.placements(n) for n in (1, 2, 3, 7, 8)], [1, 1, 2, 4, 4])
 
-    def test_the_error_may_be_taken_over_the_pairs_kept_only(self):
+    def test_each_side_runs_first_after_a_move_as_often_as_the_other(self):
+        self.assertEqual([timing.order(b, False)[0] for b in range(4)], ["ref", "cand", "ref", "cand"])
+        firsts = [timing.order(b, True)[0] for b in range(8)]
+        self.assertEqual(firsts, ["ref", "cand", "cand", "ref", "ref", "cand", "cand", "ref"])
+        after_move = [firsts[b] for b in range(8) if b % timing.REDRAW_EVERY == 0]
+        self.assertEqual(sorted(after_move), ["cand", "cand", "ref", "ref"])
+
+    def test_with_redraws_the_error_is_taken_over_placements_of_kept_pairs(self):
         e = math.exp
-        ref, cand = [9.0, e(0.01), e(-0.01), e(0.03), e(0.5), e(0.01)], [1.0] * 6
-        # Pairs 1, 2, 3, 5: log-ratios 0.01, -0.01, 0.03, 0.01: median 0.01, MAD 0.0 ... of |0, 0.02, 0.02, 0|: 0.01
-        self.assertAlmostEqual(timing.ratio_rse(ref, cand, kept={1, 2, 3, 5}), 1.4826 * 0.01 / 2, places=12)
-        self.assertEqual(timing.ratio_rse(ref, cand, kept={0, 1, 2}), math.inf)  # the first never counts
+        # Placements of two batches: [0, 1], [2, 3], [4, 5], [6, 7]. Pair 0 never counts, pair 5
+        # is not kept: the means are 0.01 (pair 1), 0.02 (2, 3), -0.01 (pair 4), 0.03 (6, 7):
+        # median 0.015, absolute deviations 0.005, 0.005, 0.025, 0.015: MAD 0.01, over sqrt(4).
+        ref = [9.0, e(0.01), e(0.01), e(0.03), e(-0.01), e(0.5), e(0.03), e(0.03)]
+        cand = [1.0] * 8
+        kept = {0, 1, 2, 3, 4, 6, 7}
+        self.assertAlmostEqual(timing.placement_rse(ref, cand, kept), 1.4826 * 0.01 / 2, places=12)
+        self.assertEqual(timing.placement_rse(ref, cand, kept, min_placements=5), math.inf)
+        self.assertEqual(timing.placement_rse(ref, cand, {0, 1, 2}), math.inf)  # two placements
 
     def test_with_redraws_timing_waits_for_four_placements_and_runs_longer_while_a_side_has_two_modes(self):
         rule = timing.StopRule(reps=100000, min_timed_s=0.25, max_timed_s=1.0, precision=0.001, redraw=True)
-        steady = [0.05] * 11
-        self.assertTrue(rule.done(steady, steady, 110))          # 11 batches, 10 pairs, error 0
+        steady = [0.05] * 16
+        self.assertFalse(rule.done(steady[:14], steady[:14], 140))  # 7 placements: too few to stop on
+        self.assertTrue(rule.done(steady, steady, 160))             # 8 placements, error 0
         capped = timing.StopRule(reps=100000, min_timed_s=0.25, max_timed_s=0.25, redraw=True)
         long = [0.1] * 7
         self.assertFalse(capped.done(long[:5], long[:5], 50))    # 0.5 s a side, past the cap: 3 placements
@@ -545,12 +559,13 @@ class Placement(unittest.TestCase):
         timed = timing.time_interleaved(reference, candidate, lambda into=(): [torch.ones(2)], [torch.zeros(2)],
                                         lambda *a: None, timing.StopRule(reps=16, min_timed_s=1.0, redraw=True), k=2,
                                         device="cpu", seconds={}, check_this=lambda: False, draw_pad=lambda: next(pads))
-        self.assertEqual(timed["batches"], 8)  # 16 calls, 2 a batch
+        self.assertEqual(len(timed["batches_ms"]["ref"]), 8)  # 16 calls, 2 a batch
         self.assertEqual((len(reference.pads), len(candidate.pads)), (3, 3))  # before batches 2, 4, 6
-        self.assertEqual(reference.pads + candidate.pads, [1, 3, 5, 2, 4, 6])  # drawn by the judge, in turn
+        # Drawn by the judge, for the side that runs first after the move first (timing.order).
+        self.assertEqual((reference.pads, candidate.pads), ([2, 3, 6], [1, 4, 5]))
         # Each move is followed by one untimed call (k = 1) before the next batch.
         self.assertEqual(candidate.requests[:4], [(2, 1), (2, 1), (1, 1), (2, 1)])
-        self.assertEqual(timed["fast_batches"], {"ref": 8, "cand": 4})  # the slow placements left out
+        self.assertEqual(timed["batches_timed"], {"ref": 8, "cand": 4})  # the slow placements left out
         # Compared call by call: the first two batches, and the fast placements' after a slow one.
         self.assertEqual((timed["whole_batches"], timed["checked"]), (6, 12))
         self.assertAlmostEqual(statistics.fmean(timed["candidate_ms"]), statistics.fmean(timed["reference_ms"]), places=9)

@@ -300,6 +300,9 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
                       "; ".join(reference_changed))
     ref_ms, cand_ms = timed["reference_ms"], timed["candidate_ms"]
     result["timed_calls_checked"] = timed["checked"]
+    result["reference_batches_ms"], result["candidate_batches_ms"] = timed["batches_ms"]["ref"], timed["batches_ms"]["cand"]
+    result["reference_batches_timed"] = timed["batches_timed"]["ref"]
+    result["candidate_batches_timed"] = timed["batches_timed"]["cand"]
     result["candidate_call_overhead_us"] = timed["overhead_s"] * 1e6
     result["reference_time"], result["candidate_time"] = timing.stats(ref_ms), timing.stats(cand_ms)
     result["timed_s"] = (sum(ref_ms) + sum(cand_ms)) / 1e3

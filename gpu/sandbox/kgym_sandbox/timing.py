@@ -170,20 +170,36 @@ def tensor_bytes(values: list) -> int:
     return sum(t.numel() * t.element_size() for t in values if isinstance(t, torch.Tensor))
 
 
-def ratio_rse(ref_batches: list, cand_batches: list, min_pairs: int = 3, kept=None) -> float:
+def ratio_rse(ref_batches: list, cand_batches: list, min_pairs: int = 3) -> float:
     """The relative standard error of the speedup, from the paired batches' log-ratios (the
     first pair left out: no warm-up batch runs before it), with a robust scale (1.4826 times
     their median absolute deviation): the few slow batches a GPU shows are what the IQM leaves
     out, and they would swamp a standard deviation. Infinite below `min_pairs` pairs: over fewer,
-    on an H100, the estimate missed a drift of the first half second by up to 10 times.
-    `kept`: the pairs' indices to use (fast_pairs), all by default."""
-    ratios = [math.log(r / c) for i, (r, c) in enumerate(zip(ref_batches, cand_batches))
-              if i > 0 and r > 0 and c > 0 and (kept is None or i in kept)]
+    on an H100, the estimate missed a drift of the first half second by up to 10 times."""
+    ratios = [math.log(r / c) for r, c in zip(ref_batches[1:], cand_batches[1:]) if r > 0 and c > 0]
     if len(ratios) < min_pairs:
         return math.inf
-    middle = statistics.median(ratios)
-    scale = 1.4826 * statistics.median(abs(x - middle) for x in ratios)
-    return scale / math.sqrt(len(ratios))
+    return robust_error(ratios)
+
+
+def robust_error(values: list) -> float:
+    """1.4826 times the median absolute deviation, over the square root of the count."""
+    middle = statistics.median(values)
+    return 1.4826 * statistics.median(abs(x - middle) for x in values) / math.sqrt(len(values))
+
+
+def placement_rse(ref_batches: list, cand_batches: list, kept: set, min_placements: int = 3) -> float:
+    """ratio_rse where placements were redrawn: the kept pairs' log-ratios averaged over each
+    placement (REDRAW_EVERY batches) first, the robust error then taken over the placements.
+    The batches of one placement share its speed (within a mode too, by a few per cent on an
+    H200), so counted one by one they claimed an error several times too small."""
+    means = []
+    for start in range(0, len(ref_batches), REDRAW_EVERY):
+        ratios = [math.log(ref_batches[i] / cand_batches[i]) for i in range(start, min(start + REDRAW_EVERY, len(ref_batches)))
+                  if i > 0 and i in kept and ref_batches[i] > 0 and cand_batches[i] > 0]
+        if ratios:
+            means.append(statistics.fmean(ratios))
+    return robust_error(means) if len(means) >= min_placements else math.inf
 
 
 MODE_GAP = 0.08     # batch times this far apart (relative) are two placements' modes (README, placement)
@@ -192,13 +208,13 @@ MODE_LEAST = 2      # batches a fast mode needs
 
 def fast_mode(times: list, gap: float = MODE_GAP, least: int = MODE_LEAST) -> list:
     """The indices of the batches in a side's fast mode: with the times sorted, the widest
-    relative step between neighbours that has at least `least` batches below it; when that step
+    relative step between neighbours that has at least `least` batches on either side; when that step
     is above `gap`, the batches below it, otherwise every batch. On an H200 a process's time
     depends on where in physical memory its intermediates lie (4.8 or 6.3 ms a call for one
     problem), and a side whose placements were redrawn shows both."""
     order = sorted(range(len(times)), key=lambda i: times[i])
     widest, cut = 0.0, len(order)
-    for i in range(least, len(order)):
+    for i in range(least, len(order) - least + 1):  # `least` on either side: one slow batch is no mode
         below, above = times[order[i - 1]], times[order[i]]
         if below > 0 and above / below - 1 > widest:
             widest, cut = above / below - 1, i
@@ -245,8 +261,8 @@ class StopRule:
     standard error is at most `precision` (0: never early). A steady kernel stops at the floor,
     a noisy one gets up to the cap, so the timing costs what the precision needs.
     With placements redrawn (`redraw`): not before `MIN_PLACEMENTS` placements a side, the error
-    taken over the pairs in which both sides ran in their fast mode, and, while either side
-    shows two modes, a cap of `REDRAW_CAP` times max_timed_s."""
+    taken over the placements' pairs in which both sides ran in their fast mode (placement_rse),
+    and, while either side shows two modes, a cap of `REDRAW_CAP` times max_timed_s."""
 
     def __init__(self, reps: int, min_timed_s: float, max_timed_s: float = 0.0, precision: float = 0.0,
                  redraw: bool = False):
@@ -267,20 +283,31 @@ class StopRule:
             if timed >= self.max_timed_s * (REDRAW_CAP if bimodal else 1):
                 return True
             kept = fast_pairs(ref_batches, cand_batches)  # the stop rule's only: whole checks not known here
-        elif timed >= self.max_timed_s:
+            return timed >= self.min_timed_s and self.precision > 0 and \
+                placement_rse(ref_batches, cand_batches, kept, MIN_STOPPING_PLACEMENTS) <= self.precision
+        if timed >= self.max_timed_s:
             return True
         return timed >= self.min_timed_s and self.precision > 0 and \
-            ratio_rse(ref_batches, cand_batches, MIN_STOPPING_PAIRS, kept) <= self.precision
+            ratio_rse(ref_batches, cand_batches, MIN_STOPPING_PAIRS) <= self.precision
 
 
 REDRAW_EVERY = 2    # batches timed at one placement before it is drawn anew
 MIN_PLACEMENTS = 4  # placements a side is timed at, at least, when they are redrawn
+MIN_STOPPING_PLACEMENTS = 8  # placements with fast pairs before the timing may stop on its precision
 REDRAW_CAP = 2      # times max_timed_s a side may be timed while its batches show two modes
 
 
 def placements(batches: int) -> int:
     """How many placements `batches` batches were timed at, one drawn every REDRAW_EVERY."""
     return (batches + REDRAW_EVERY - 1) // REDRAW_EVERY
+
+
+def order(batch: int, redraw: bool) -> tuple:
+    """Which side runs batch number `batch` (from 0) first: in turn; with placements redrawn,
+    in turn within each placement and each placement starting with the side the last did not,
+    so that each side runs first right after a move as often as the other."""
+    turn = batch + (batch // REDRAW_EVERY if redraw else 0)
+    return ("ref", "cand") if turn % 2 == 0 else ("cand", "ref")
 
 
 def redraws_before(batch: int) -> bool:
@@ -331,7 +358,8 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
         # Before the refill: the untimed call runs on the last batch's inputs, so nothing it
         # computes is of use to the batch that follows.
         t0 = time.perf_counter()
-        for side in sides.values():
+        for name in order(batch, True):  # the side that runs first after it also moves first
+            side = sides[name]
             side.move(draw_pad(), "timing")
             clock.ready()
             side.timed_batch(1, raw=True)
@@ -358,7 +386,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
             t1 = time.perf_counter()
             spent["timing_refill"] += t1 - t0
             reused = False
-            for name in (("ref", "cand") if batch % 2 == 0 else ("cand", "ref")):
+            for name in order(batch, draw_pad is not None):
                 clock.ready()
                 seconds_taken, answer = sides[name].timed_batch(k, raw=True)
                 raw[name].append(seconds_taken)
@@ -413,8 +441,9 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
         timed = {"ref": [raw["ref"][i] for i in ref_kept], "cand": [raw["cand"][i] for i in cand_kept]}
     per_call = {name: [max(t - cost, 0.0) * 1e3 / k for t in times for _ in range(k)] for name, times in timed.items()}
     return {"reference_ms": per_call["ref"], "candidate_ms": per_call["cand"], "checked": checked, "overhead_s": cost,
-            "rse": ratio_rse(raw["ref"], raw["cand"], kept=kept), "batches": len(raw["ref"]),
-            "fast_batches": {name: len(times) for name, times in timed.items()}, "whole_batches": len(whole)}
+            "rse": placement_rse(raw["ref"], raw["cand"], kept) if kept is not None else ratio_rse(raw["ref"], raw["cand"]),
+            "batches_ms": {name: [t * 1e3 for t in times] for name, times in raw.items()},
+            "batches_timed": {name: len(times) for name, times in timed.items()}, "whole_batches": len(whole)}
 
 
 def draw_pad(rng) -> int:
