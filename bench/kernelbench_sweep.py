@@ -82,6 +82,15 @@ def baseline_level(problems: list, args) -> tuple:
     return rows, stubbed, arrivals
 
 
+def option_value(text: str):
+    """An --option's VALUE as JSON, else as text (an enum's name: placement=PLACEMENT_REDRAWN),
+    as kgym check --option reads it."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
 def steady_rate(arrivals: list) -> float:
     """Evaluations/hour from the first answer to the last: a long-running service's rate, its
     start-up (kgym's sandbox, KernelBench's imports, each side's first problem) left out."""
@@ -139,11 +148,12 @@ def main():
     parser.add_argument("--baseline", action="store_true",
                         help="also run KernelBench's eval_kernel_against_ref on the same problems (needs cuda)")
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
-                        help="an EvalOptions field for every request, e.g. min_timed_s=1 (repeatable)")
+                        help="an EvalOptions field for every request, e.g. min_timed_s=1 or\n"
+                             "placement=PLACEMENT_REDRAWN (VALUE as JSON, else as text; repeatable)")
     parser.add_argument("--gpus", help="kgym serve --gpus: one executor per GPU, e.g. 0,1,2,3 or all (default: one)")
     parser.add_argument("--out", help="write every ExecResult here (JSON lines)")
     args = parser.parse_args()
-    args.option = {name: json.loads(value) for name, value in (o.split("=", 1) for o in args.option)}
+    args.option = {name: option_value(value) for name, value in (o.split("=", 1) for o in args.option)}
     only = {int(n) for n in args.only.split(",")} if args.only else None
     out = open(args.out, "w") if args.out else None
     machine, comparison = None, []
