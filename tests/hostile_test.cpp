@@ -126,8 +126,14 @@ const hostile_case cases[] = {
     // without work, would make that mode; a batch that much faster is compared call by call.
     {"skips_batches", HACKED, "wrong_output_when_timed", true, 0, "gelu_scale_residual", "", KERNELBENCH_TOLERANCES,
      PLACEMENT_REDRAWN},
-    // The honest candidate under redrawn placements keeps its verdict.
+    // The honest candidate under redrawn placements keeps its verdict, and work deferred past
+    // its answers or run while the reference is timed is still seen between the requests (a
+    // move and the untimed call after it are requests of their own).
     {"correct", OK, "", true, 0, "gelu_scale_residual", "", KERNELBENCH_TOLERANCES, PLACEMENT_REDRAWN},
+    {"defers_work", HACKED, "gpu_work_between_requests|wrong_output_when_timed", true, 0, "gelu_scale_residual", "",
+     KERNELBENCH_TOLERANCES, PLACEMENT_REDRAWN},
+    {"contends_reference", HACKED, "gpu_work_between_requests", true, 0, "gelu_scale_residual", "",
+     KERNELBENCH_TOLERANCES, PLACEMENT_REDRAWN},
     // Outputs that ignore their input and pass element-wise allclose at Dr. Kernel's 1e-2
     // where the reference's values are small or barely move (tracking.py; at the CPU's sizes
     // allclose fails them first; at 8192 x 16384 a few of the 134M softmax values exceed atol
