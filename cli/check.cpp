@@ -38,6 +38,10 @@ command_line check_command_line() {
       .one_of("tolerances", {"kernelbench", "dr_kernel"},
               "default atol/rtol: kernelbench (its current harness: fp32 1e-4,\n"
               "fp16/bf16 1e-2; the default) or dr_kernel (1e-2 for every precision)")
+      .one_of("placement", {"kept", "redrawn"},
+              "cuda: where each side's intermediates lie while timed. kept (the default): where\n"
+              "its process put them; redrawn: moved every 2 batches, each side timed by its fast\n"
+              "mode (for GPUs whose speed depends on it, e.g. the H200; about 1.5x the time)")
       .number("atol", "X", "absolute tolerance (default: from --tolerances and --precision)")
       .number("rtol", "X", "relative tolerance (default: from --tolerances and --precision)")
       .whole("timing-reps", "N", "timed calls per side at most (default 1000 cuda, 5 cpu); timing\n"
@@ -100,6 +104,8 @@ int run_check(const std::vector<std::string>& argv) {
   options.set_rtol(a.number("rtol", 0));
   options.set_precision(choice<Precision>(a, "precision", FP32));
   options.set_tolerances(tolerance_set_named(a.get("tolerances", "kernelbench")));
+  if (const std::string placement = a.get("placement", ""); !placement.empty())
+    options.set_placement(placement_named(placement));
   options.set_timing_reps(static_cast<int>(a.whole("timing-reps", 0)));
   double timeout = a.number("timeout", 0);
   options.set_load_timeout_s(timeout);

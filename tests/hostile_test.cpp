@@ -40,7 +40,7 @@ struct hostile_case {
   const char* task = "gelu_scale_residual";
   const char* gpu_message = "";  // what the verdict's message must say on the GPU (full sizes)
   ToleranceSet tolerances = KERNELBENCH_TOLERANCES;
-  Placement placement = PLACEMENT_UNSET;  // the device's default
+  Placement placement = PLACEMENT_UNSPECIFIED;  // the device's default
 };
 
 void PrintTo(const hostile_case& c, std::ostream* os) {

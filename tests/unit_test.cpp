@@ -848,6 +848,13 @@ TEST(Defaults, TolerancesPerPrecisionAndSet) {
   EXPECT_THROW(tolerance_set_named("loose"), std::invalid_argument);
 }
 
+TEST(Defaults, PlacementsByTheirNamesAndNeverTheUnspecifiedOne) {
+  EXPECT_EQ(placement_named("redrawn"), PLACEMENT_REDRAWN);
+  EXPECT_EQ(placement_named("Kept"), PLACEMENT_KEPT);
+  EXPECT_THROW(placement_named("unspecified"), std::invalid_argument);
+  EXPECT_THROW(placement_named("moved"), std::invalid_argument);
+}
+
 TEST(GpuAssignment, OneExecutorPerGpuNeverTwoOnOne) {
   EXPECT_EQ(executor_gpus(CUDA, 1, {}), (std::vector<int>{0}));  // one GPU: its candidates see no other
   EXPECT_EQ(executor_gpus(CUDA, 3, {}), (std::vector<int>{0, 1, 2}));

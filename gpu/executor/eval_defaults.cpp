@@ -22,6 +22,13 @@ ToleranceSet tolerance_set_named(const std::string& name) {
   return set;
 }
 
+Placement placement_named(const std::string& name) {
+  Placement placement;
+  if (!Placement_Parse("PLACEMENT_" + ascii_upper(name), &placement) || placement == PLACEMENT_UNSPECIFIED)
+    throw std::invalid_argument("placement must be kept or redrawn, got '" + name + "'");
+  return placement;
+}
+
 const EvalDefaults& eval_defaults() {
   static const EvalDefaults defaults = [] {
     EvalDefaults d;

@@ -9,10 +9,11 @@
 
 namespace kgym {
 
-// The schema's names in lower case: "fp16" -> FP16, "dr_kernel" -> DR_KERNEL_TOLERANCES;
-// std::invalid_argument naming the choices otherwise.
+// The schema's names in lower case: "fp16" -> FP16, "dr_kernel" -> DR_KERNEL_TOLERANCES,
+// "redrawn" -> PLACEMENT_REDRAWN; std::invalid_argument naming the choices otherwise.
 Precision precision_named(const std::string& name);
 ToleranceSet tolerance_set_named(const std::string& name);
+Placement placement_named(const std::string& name);
 
 // messages/eval_defaults.json's text, and parsed (std::logic_error if it does not parse).
 const char* eval_defaults_json();

@@ -275,7 +275,6 @@ class StopRule:
         if calls < 5:
             return False
         timed = min(sum(ref_batches), sum(cand_batches))
-        kept = None
         if self.redraw:
             if placements(len(ref_batches)) < MIN_PLACEMENTS:
                 return False
