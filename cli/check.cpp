@@ -104,8 +104,11 @@ int run_check(const std::vector<std::string>& argv) {
   options.set_rtol(a.number("rtol", 0));
   options.set_precision(choice<Precision>(a, "precision", FP32));
   options.set_tolerances(tolerance_set_named(a.get("tolerances", "kernelbench")));
-  if (const std::string placement = a.get("placement", ""); !placement.empty())
+  if (const std::string placement = a.get("placement", ""); !placement.empty()) {
     options.set_placement(placement_named(placement));
+    if (device == CPU && options.placement() == PLACEMENT_REDRAWN)
+      spdlog::warn("--placement redrawn applies on the GPU only (--device cuda); on the CPU each side keeps its placement");
+  }
   options.set_timing_reps(static_cast<int>(a.whole("timing-reps", 0)));
   double timeout = a.number("timeout", 0);
   options.set_load_timeout_s(timeout);
