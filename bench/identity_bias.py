@@ -80,7 +80,17 @@ def raw_speedup(r: dict) -> float:
 def side_ms(r: dict) -> str:
     """Each side's time a call, reference / candidate: an identity answer of 1 can be two slow
     sides (on an H200 some processes run a model 30% slower for their whole life, README)."""
-    return "/".join(f"{r.get(side, {}).get('iqm_ms', 0.0):.3f}" for side in ("reference_time", "candidate_time")) + " ms"
+    times = "/".join(f"{r.get(side, {}).get('iqm_ms', 0.0):.3f}" for side in ("reference_time", "candidate_time")) + " ms"
+    return times + batches_timed(r)
+
+
+def batches_timed(r: dict) -> str:
+    """With placements redrawn, how many of each side's batches its time came from (its fast
+    mode; ExecResult.reference_batches_timed of reference_batches_ms), where that is not all."""
+    counts = [(r.get(f"{side}_batches_timed", 0), len(r.get(f"{side}_batches_ms", []))) for side in ("reference", "candidate")]
+    if all(timed in (0, total) for timed, total in counts):
+        return ""
+    return "; batches timed " + " / ".join(f"{timed} of {total}" for timed, total in counts)
 
 
 def summary(rows: list) -> str:
