@@ -510,14 +510,23 @@ class Placement(unittest.TestCase):
         self.assertEqual(timing.fast_pairs([1.0] * 8, skipped, {0, 1}), set(range(8)))
 
     def test_placements_are_drawn_every_two_batches_after_the_first_two(self):
-        self.assertEqual([b for b in range(9) if timing.redraws_before(b)], [2, 4, 6, 8])
-        self.assertEqual([timing.placements(n) for n in (1, 2, 3, 7, 8)], [1, 1, 2, 4, 4])
+        self.assertEqual([b for b in range(9) if timing.redraws_before(b, 2)], [2, 4, 6, 8])
+        self.assertEqual([timing.placements(n, 2) for n in (1, 2, 3, 7, 8)], [1, 1, 2, 4, 4])
+        self.assertEqual([b for b in range(13) if timing.redraws_before(b, 5)], [5, 10])
+        self.assertEqual(timing.placements(11, 5), 3)
+
+    def test_a_placement_holds_two_batches_or_forty_milliseconds_of_short_ones(self):
+        self.assertEqual(timing.placement_batches(5, 0.005), 2)     # 25 ms batches: two
+        self.assertEqual(timing.placement_batches(4, 0.0051), 2)    # 20.4 ms: two (0.04 / 0.0204 = 1.96)
+        self.assertEqual(timing.placement_batches(1, 0.0046), 9)    # one call a batch, 4.6 ms: nine
+        self.assertEqual(timing.placement_batches(64, 0.0001), 7)   # 6.4 ms batches: seven
+        self.assertEqual(timing.placement_batches(1, 0.0001), 16)   # at most sixteen
 
     def test_each_side_runs_first_after_a_move_as_often_as_the_other(self):
-        self.assertEqual([timing.order(b, False)[0] for b in range(4)], ["ref", "cand", "ref", "cand"])
-        firsts = [timing.order(b, True)[0] for b in range(8)]
+        self.assertEqual([timing.order(b)[0] for b in range(4)], ["ref", "cand", "ref", "cand"])
+        firsts = [timing.order(b, 2)[0] for b in range(8)]
         self.assertEqual(firsts, ["ref", "cand", "cand", "ref", "ref", "cand", "cand", "ref"])
-        after_move = [firsts[b] for b in range(8) if b % timing.REDRAW_EVERY == 0]
+        after_move = [firsts[b] for b in range(8) if b % 2 == 0]
         self.assertEqual(sorted(after_move), ["cand", "cand", "ref", "ref"])
 
     def test_with_redraws_the_error_is_taken_over_placements_of_kept_pairs(self):
@@ -528,16 +537,17 @@ class Placement(unittest.TestCase):
         ref = [9.0, e(0.01), e(0.01), e(0.03), e(-0.01), e(0.5), e(0.03), e(0.03)]
         cand = [1.0] * 8
         kept = {0, 1, 2, 3, 4, 6, 7}
-        self.assertAlmostEqual(timing.placement_rse(ref, cand, kept), 1.4826 * 0.01 / 2, places=12)
-        self.assertEqual(timing.placement_rse(ref, cand, kept, min_placements=5), math.inf)
-        self.assertEqual(timing.placement_rse(ref, cand, {0, 1, 2}), math.inf)  # two placements
+        self.assertAlmostEqual(timing.placement_rse(ref, cand, kept, 2), 1.4826 * 0.01 / 2, places=12)
+        self.assertEqual(timing.placement_rse(ref, cand, kept, 2, min_placements=5), math.inf)
+        self.assertEqual(timing.placement_rse(ref, cand, {0, 1, 2}, 2), math.inf)  # two placements
+        self.assertEqual(timing.placement_rse(ref, cand, kept, 4), math.inf)  # in fours: two placements
 
     def test_with_redraws_timing_waits_for_four_placements_and_runs_longer_while_a_side_has_two_modes(self):
-        rule = timing.StopRule(reps=100000, min_timed_s=0.25, max_timed_s=1.0, precision=0.001, redraw=True)
+        rule = timing.StopRule(reps=100000, min_timed_s=0.25, max_timed_s=1.0, precision=0.001, every=2)
         steady = [0.05] * 16
         self.assertFalse(rule.done(steady[:14], steady[:14], 140))  # 7 placements: too few to stop on
         self.assertTrue(rule.done(steady, steady, 160))             # 8 placements, error 0
-        capped = timing.StopRule(reps=100000, min_timed_s=0.25, max_timed_s=0.25, redraw=True)
+        capped = timing.StopRule(reps=100000, min_timed_s=0.25, max_timed_s=0.25, every=2)
         long = [0.1] * 7
         self.assertFalse(capped.done(long[:5], long[:5], 50))    # 0.5 s a side, past the cap: 3 placements
         self.assertTrue(capped.done(long, long, 70))             # the fourth placement's first batch
@@ -557,7 +567,7 @@ class Placement(unittest.TestCase):
         reference, candidate = PlacedSide([False]), PlacedSide([True, False])
         pads = iter(range(1, 100))
         timed = timing.time_interleaved(reference, candidate, lambda into=(): [torch.ones(2)], [torch.zeros(2)],
-                                        lambda *a: None, timing.StopRule(reps=16, min_timed_s=1.0, redraw=True), k=2,
+                                        lambda *a: None, timing.StopRule(reps=16, min_timed_s=1.0, every=2), k=2,
                                         device="cpu", seconds={}, check_this=lambda: False, draw_pad=lambda: next(pads))
         self.assertEqual(len(timed["batches_ms"]["ref"]), 8)  # 16 calls, 2 a batch
         self.assertEqual((len(reference.pads), len(candidate.pads)), (3, 3))  # before batches 2, 4, 6

@@ -269,7 +269,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
         timed = timing.time_interleaved(timed_reference, candidate, new_inputs, timed["expected"], check_timed,
                                         timing.StopRule(int(opts["timing_reps"]), float(opts["min_timed_s"]),
                                                         float(opts["max_timed_s"]), float(opts.get("timing_precision", 0.0)),
-                                                        redraw),
+                                                        timing.placement_batches(timed["batch"], timed["call_s"]) if redraw else 0),
                                         timed["batch"], device, seconds,
                                         lambda: rng.random() < TIMED_CHECK_SHARE,
                                         (lambda: timing.draw_pad(rng)) if redraw else None)

@@ -119,7 +119,7 @@ def plan(timed_reference, started: dict, device: str, reps: int, new_inputs, bat
     call_s = statistics.median(single_calls(timed_reference, Clock(device)))
     if device == "cuda":
         batch_memory_bytes = batch_budget(batch_memory_bytes, torch.cuda.mem_get_info()[0])
-    return {"batch": calls_per_batch(batch_size(call_s, started["set_bytes"], batch_memory_bytes), reps),
+    return {"batch": calls_per_batch(batch_size(call_s, started["set_bytes"], batch_memory_bytes), reps), "call_s": call_s,
             "expected": started["expected"]}
 
 
@@ -188,14 +188,14 @@ def robust_error(values: list) -> float:
     return 1.4826 * statistics.median(abs(x - middle) for x in values) / math.sqrt(len(values))
 
 
-def placement_rse(ref_batches: list, cand_batches: list, kept: set, min_placements: int = 3) -> float:
+def placement_rse(ref_batches: list, cand_batches: list, kept: set, every: int, min_placements: int = 3) -> float:
     """ratio_rse where placements were redrawn: the kept pairs' log-ratios averaged over each
-    placement (REDRAW_EVERY batches) first, the robust error then taken over the placements.
+    placement (`every` batches) first, the robust error then taken over the placements.
     The batches of one placement share its speed (within a mode too, by a few per cent on an
     H200), so counted one by one they claimed an error several times too small."""
     means = []
-    for start in range(0, len(ref_batches), REDRAW_EVERY):
-        ratios = [math.log(ref_batches[i] / cand_batches[i]) for i in range(start, min(start + REDRAW_EVERY, len(ref_batches)))
+    for start in range(0, len(ref_batches), every):
+        ratios = [math.log(ref_batches[i] / cand_batches[i]) for i in range(start, min(start + every, len(ref_batches)))
                   if i > 0 and i in kept and ref_batches[i] > 0 and cand_batches[i] > 0]
         if ratios:
             means.append(statistics.fmean(ratios))
@@ -260,13 +260,13 @@ class StopRule:
     sides have `max_timed_s`; or once both have `min_timed_s` and the speedup's relative
     standard error is at most `precision` (0: never early). A steady kernel stops at the floor,
     a noisy one gets up to the cap, so the timing costs what the precision needs.
-    With placements redrawn (`redraw`): not before `MIN_PLACEMENTS` placements a side, the error
+    With placements redrawn every `every` batches (0: kept): not before `MIN_PLACEMENTS` placements a side, the error
     taken over the placements' pairs in which both sides ran in their fast mode (placement_rse),
     and, while either side shows two modes, a cap of `REDRAW_CAP` times max_timed_s."""
 
     def __init__(self, reps: int, min_timed_s: float, max_timed_s: float = 0.0, precision: float = 0.0,
-                 redraw: bool = False):
-        self.reps, self.min_timed_s, self.precision, self.redraw = reps, min_timed_s, precision, redraw
+                 every: int = 0):
+        self.reps, self.min_timed_s, self.precision, self.every = reps, min_timed_s, precision, every
         self.max_timed_s = max(max_timed_s, min_timed_s)
 
     def done(self, ref_batches: list, cand_batches: list, calls: int) -> bool:
@@ -275,43 +275,54 @@ class StopRule:
         if calls < 5:
             return False
         timed = min(sum(ref_batches), sum(cand_batches))
-        if self.redraw:
-            if placements(len(ref_batches)) < MIN_PLACEMENTS:
+        if self.every:
+            if placements(len(ref_batches), self.every) < MIN_PLACEMENTS:
                 return False
             bimodal = two_modes(ref_batches) or two_modes(cand_batches)
             if timed >= self.max_timed_s * (REDRAW_CAP if bimodal else 1):
                 return True
             kept = fast_pairs(ref_batches, cand_batches)  # the stop rule's only: whole checks not known here
             return timed >= self.min_timed_s and self.precision > 0 and \
-                placement_rse(ref_batches, cand_batches, kept, MIN_STOPPING_PLACEMENTS) <= self.precision
+                placement_rse(ref_batches, cand_batches, kept, self.every, MIN_STOPPING_PLACEMENTS) <= self.precision
         if timed >= self.max_timed_s:
             return True
         return timed >= self.min_timed_s and self.precision > 0 and \
             ratio_rse(ref_batches, cand_batches, MIN_STOPPING_PAIRS) <= self.precision
 
 
-REDRAW_EVERY = 2    # batches timed at one placement before it is drawn anew
+REDRAW_EVERY = 2    # batches timed at one placement before it is drawn anew, at least
+PLACEMENT_S = 0.04  # a placement's batches take this long at least (placement_batches)
+MAX_PLACEMENT_BATCHES = 16  # so that MIN_STOPPING_PLACEMENTS placements stay within the timing's cap
 MIN_PLACEMENTS = 4  # placements a side is timed at, at least, when they are redrawn
 MIN_STOPPING_PLACEMENTS = 8  # placements with fast pairs before the timing may stop on its precision
 REDRAW_CAP = 2      # times max_timed_s a side may be timed while its batches show two modes
 
 
-def placements(batches: int) -> int:
-    """How many placements `batches` batches were timed at, one drawn every REDRAW_EVERY."""
-    return (batches + REDRAW_EVERY - 1) // REDRAW_EVERY
+def placement_batches(k: int, call_s: float) -> int:
+    """Batches timed at one placement, where they are redrawn: REDRAW_EVERY, or as many as take
+    PLACEMENT_S where batches are short (one call a batch at KernelBench's level-1 sizes: a move
+    every two calls there cost more than the calls), at most MAX_PLACEMENT_BATCHES. `call_s`:
+    the reference's time for a request of one call (`plan`)."""
+    wanted = math.ceil(PLACEMENT_S / max(k * call_s, 1e-6))
+    return min(max(REDRAW_EVERY, wanted), MAX_PLACEMENT_BATCHES)
 
 
-def order(batch: int, redraw: bool) -> tuple:
-    """Which side runs batch number `batch` (from 0) first: in turn; with placements redrawn,
-    in turn within each placement and each placement starting with the side the last did not,
-    so that each side runs first right after a move as often as the other."""
-    turn = batch + (batch // REDRAW_EVERY if redraw else 0)
+def placements(batches: int, every: int) -> int:
+    """How many placements `batches` batches were timed at, one drawn every `every`."""
+    return (batches + every - 1) // every
+
+
+def order(batch: int, every: int = 0) -> tuple:
+    """Which side runs batch number `batch` (from 0) first: in turn; with placements redrawn
+    every `every` batches, in turn within each placement and each placement starting with the
+    side the last did not, so that each side runs first right after a move as often as the other."""
+    turn = batch + (batch // every if every else 0)
     return ("ref", "cand") if turn % 2 == 0 else ("cand", "ref")
 
 
-def redraws_before(batch: int) -> bool:
+def redraws_before(batch: int, every: int) -> bool:
     """Whether both sides' placements are drawn anew before batch number `batch` (from 0)."""
-    return batch > 0 and batch % REDRAW_EVERY == 0
+    return batch > 0 and batch % every == 0
 
 
 def batch_size(call_s: float, set_bytes: int, memory_bytes: int) -> int:
@@ -329,7 +340,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
     off every batch of both sides. `check(call, expected, given)` raises on a wrong timed
     output; `check_this()` says, per call after its batch, whether to compare it. With
     `draw_pad` (bytes of a pad, drawn by the judge) both sides' placements are drawn anew every
-    REDRAW_EVERY batches (`move`, then one untimed call that makes the new allocations), each
+    `stop.every` batches (`move`, then one untimed call that makes the new allocations), each
     side's time is that of its fast mode (`timed_batches`), and the candidate's batches that could
     make that mode are compared call by call (`checks_whole_batch`). Adds where the time went to
     `seconds`."""
@@ -339,6 +350,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
              "timing_delivery": 0.0, "timing_checks": 0.0, "timing_reference_waited": 0.0, "timing_moves": 0.0}
     raw, checked = {"ref": [], "cand": []}, 0  # seconds per batch, nothing taken off
     moved_at = 0  # the first batch at the current placements
+    every = stop.every if draw_pad is not None else 0  # batches a placement; 0: kept
     whole = set()  # the candidate's batches compared call by call (checks_whole_batch)
 
     def refill() -> None:
@@ -357,7 +369,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
         # Before the refill: the untimed call runs on the last batch's inputs, so nothing it
         # computes is of use to the batch that follows.
         t0 = time.perf_counter()
-        for name in order(batch, True):  # the side that runs first after it also moves first
+        for name in order(batch, every):  # the side that runs first after it also moves first
             side = sides[name]
             side.move(draw_pad(), "timing")
             clock.ready()
@@ -377,7 +389,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
         spent["timing_warmup"] = time.perf_counter() - t0
         calls, batch = 0, 0
         while True:
-            if draw_pad is not None and redraws_before(batch):
+            if every and redraws_before(batch, every):
                 move()
                 moved_at = len(raw["ref"])
             t0 = time.perf_counter()
@@ -385,7 +397,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
             t1 = time.perf_counter()
             spent["timing_refill"] += t1 - t0
             reused = False
-            for name in order(batch, draw_pad is not None):
+            for name in order(batch, every):
                 clock.ready()
                 seconds_taken, answer = sides[name].timed_batch(k, raw=True)
                 raw[name].append(seconds_taken)
@@ -408,10 +420,10 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
             last = stop.done(raw["ref"], raw["cand"], calls)
             # The calls compared, chosen now that both sides have answered: on the GPU only their
             # outputs are delivered (off the clock; a side learns the choice once its calls ran).
-            every = draw_pad is not None and not reused and checks_whole_batch(raw["cand"])
-            if every:
+            all_calls = bool(every) and not reused and checks_whole_batch(raw["cand"])
+            if all_calls:
                 whole.add(len(raw["cand"]) - 1)
-            chosen = [i for i in range(k) if every or
+            chosen = [i for i in range(k) if all_calls or
                       (not (reused and i < k - 1) and ((last and i == k - 1) or check_this()))]
             for side in sides.values():
                 side.deliver(chosen)
@@ -434,13 +446,13 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
     seconds.update(spent)
     timed = dict(raw)
     kept = None
-    if draw_pad is not None:
+    if every:
         kept = fast_pairs(raw["ref"], raw["cand"], whole)
         ref_kept, cand_kept = timed_batches(raw["ref"], raw["cand"], whole)
         timed = {"ref": [raw["ref"][i] for i in ref_kept], "cand": [raw["cand"][i] for i in cand_kept]}
     per_call = {name: [max(t - cost, 0.0) * 1e3 / k for t in times for _ in range(k)] for name, times in timed.items()}
     return {"reference_ms": per_call["ref"], "candidate_ms": per_call["cand"], "checked": checked, "overhead_s": cost,
-            "rse": placement_rse(raw["ref"], raw["cand"], kept) if kept is not None else ratio_rse(raw["ref"], raw["cand"]),
+            "rse": placement_rse(raw["ref"], raw["cand"], kept, every) if kept is not None else ratio_rse(raw["ref"], raw["cand"]),
             "batches_ms": {name: [t * 1e3 for t in times] for name, times in raw.items()},
             "batches_timed": {name: len(times) for name, times in timed.items()}, "whole_batches": len(whole)}
 
