@@ -43,9 +43,12 @@ struct hostile_case {
   Placement placement = PLACEMENT_UNSPECIFIED;  // the device's default
 };
 
-void PrintTo(const hostile_case& c, std::ostream* os) {
-  *os << c.name << (c.placement == PLACEMENT_REDRAWN ? "_redrawn" : "");
+// The case's test name: its file's, and "_redrawn" where it runs with placements redrawn.
+std::string case_name(const hostile_case& c) {
+  return std::string(c.name) + (c.placement == PLACEMENT_REDRAWN ? "_redrawn" : "");
 }
+
+void PrintTo(const hostile_case& c, std::ostream* os) { *os << case_name(c); }
 
 const hostile_case cases[] = {
     {"correct", OK, ""},
@@ -871,10 +874,7 @@ TEST(Coverage, SeparatesFusedFromLazy) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Candidates, HostileSuite, ::testing::ValuesIn(cases),
-                         [](const ::testing::TestParamInfo<hostile_case>& info) {
-                           return std::string(info.param.name) +
-                                  (info.param.placement == PLACEMENT_REDRAWN ? "_redrawn" : "");
-                         });
+                         [](const ::testing::TestParamInfo<hostile_case>& info) { return case_name(info.param); });
 
 }  // namespace
 }  // namespace kgym::test

@@ -246,13 +246,9 @@ def timed_batches(ref_batches: list, cand_batches: list, whole: set) -> tuple:
     return fast_mode(ref_batches), cand
 
 
-def fast_pairs(ref_batches: list, cand_batches: list, whole: set = None) -> set:
-    """The batch pairs in which both sides ran in their fast mode (of the candidate's, with
-    `whole`, the batches `timed_batches` keeps)."""
-    if whole is None:
-        return set(fast_mode(ref_batches)) & set(fast_mode(cand_batches))
-    ref, cand = timed_batches(ref_batches, cand_batches, whole)
-    return set(ref) & set(cand)
+def fast_pairs(ref_batches: list, cand_batches: list) -> set:
+    """The batch pairs in which both sides ran in their fast mode."""
+    return set(fast_mode(ref_batches)) & set(fast_mode(cand_batches))
 
 
 class StopRule:
@@ -281,7 +277,7 @@ class StopRule:
             bimodal = two_modes(ref_batches) or two_modes(cand_batches)
             if timed >= self.max_timed_s * (REDRAW_CAP if bimodal else 1):
                 return True
-            kept = fast_pairs(ref_batches, cand_batches)  # the stop rule's only: whole checks not known here
+            kept = fast_pairs(ref_batches, cand_batches)  # whole checks are not known here
             return timed >= self.min_timed_s and self.precision > 0 and \
                 placement_rse(ref_batches, cand_batches, kept, self.every, MIN_STOPPING_PLACEMENTS) <= self.precision
         if timed >= self.max_timed_s:
@@ -447,8 +443,8 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
     timed = dict(raw)
     kept = None
     if every:
-        kept = fast_pairs(raw["ref"], raw["cand"], whole)
         ref_kept, cand_kept = timed_batches(raw["ref"], raw["cand"], whole)
+        kept = set(ref_kept) & set(cand_kept)  # the pairs the error is taken over
         timed = {"ref": [raw["ref"][i] for i in ref_kept], "cand": [raw["cand"][i] for i in cand_kept]}
     per_call = {name: [max(t - cost, 0.0) * 1e3 / k for t in times for _ in range(k)] for name, times in timed.items()}
     return {"reference_ms": per_call["ref"], "candidate_ms": per_call["cand"], "checked": checked, "overhead_s": cost,
