@@ -137,6 +137,9 @@ const hostile_case cases[] = {
      KERNELBENCH_TOLERANCES, PLACEMENT_REDRAWN},
     {"contends_reference", HACKED, "gpu_work_between_requests", true, 0, "gelu_scale_residual", "",
      KERNELBENCH_TOLERANCES, PLACEMENT_REDRAWN},
+    // Its placement kept through the moves (the allocator's cache never given back): each side's
+    // time is its own fast mode, so this gains nothing; OK at an honest speedup.
+    {"ignores_moves", OK, "", true, 6.0, "gelu_scale_residual", "", KERNELBENCH_TOLERANCES, PLACEMENT_REDRAWN},
     // Outputs that ignore their input and pass element-wise allclose at Dr. Kernel's 1e-2
     // where the reference's values are small or barely move (tracking.py; at the CPU's sizes
     // allclose fails them first; at 8192 x 16384 a few of the 134M softmax values exceed atol
