@@ -494,12 +494,26 @@ class Placement(unittest.TestCase):
         self.assertEqual(timing.fast_pairs([1.0, 1.3, 1.0, 1.3, 1.0], [1.0, 1.0, 1.3, 1.3, 1.0]), {0, 4})
 
     def test_a_fast_mode_is_compared_whole_so_skipping_work_in_a_few_batches_cannot_make_it(self):
-        self.assertTrue(timing.checks_whole_batch([1.0, 1.0]))          # the first two, always
-        self.assertFalse(timing.checks_whole_batch([1.0, 1.0, 1.0]))
-        self.assertFalse(timing.checks_whole_batch([1.0, 1.0, 1.05]))
-        self.assertTrue(timing.checks_whole_batch([1.3, 1.3, 1.0]))     # 8% faster than the slowest before
-        self.assertTrue(timing.checks_whole_batch([1.3, 1.0, 1.0, 0.95]))   # 0.95 x 1.08 < 1.3
-        self.assertFalse(timing.checks_whole_batch([1.3, 1.0, 1.25]))       # 1.25 x 1.08 > 1.3
+        self.assertTrue(timing.checks_whole_batch([1.0, 1.0]))          # the first three, always
+        self.assertTrue(timing.checks_whole_batch([1.0, 1.0, 1.05]))
+        self.assertFalse(timing.checks_whole_batch([1.0, 1.0, 1.0, 1.0]))
+        self.assertFalse(timing.checks_whole_batch([1.0, 1.0, 1.0, 1.05]))
+        # 8% faster than the second slowest before it, the first left out: 0.95 x 1.08 < 1.3
+        self.assertTrue(timing.checks_whole_batch([1.0, 1.3, 1.3, 0.95]))
+        self.assertFalse(timing.checks_whole_batch([1.0, 1.3, 1.25, 1.25]))  # 1.25 x 1.08 > 1.25
+        # A cold first batch, or one hiccup, is no slow mode: the steady batches after it are not
+        # compared whole (against the slowest before, every one of them was).
+        self.assertFalse(timing.checks_whole_batch([2.5, 1.0, 1.0, 1.0, 0.98]))
+        self.assertFalse(timing.checks_whole_batch([1.0, 1.0, 1.0, 1.5, 1.0, 0.99]))
+        self.assertTrue(timing.checks_whole_batch([1.0, 1.0, 1.0, 1.5, 1.5, 0.99]))  # two are a mode
+        # The reference starts at batches compared whole and never falls: a candidate honest in
+        # those cannot walk it down with batches left unchecked (each within 8% of the one before).
+        walk = [1.0, 1.0, 1.0]
+        for _ in range(20):
+            walk.append(walk[-1] / 1.07)
+            if timing.checks_whole_batch(walk):
+                break
+        self.assertEqual(len(walk), 5)  # the second step is 14% below the compared batches: compared
         slow_then_fast = [1.3, 1.3, 1.0, 1.0, 1.3, 1.3]
         self.assertEqual(timing.timed_batches(slow_then_fast, slow_then_fast, {0, 1, 2, 3}), ([2, 3], [2, 3]))
         # Two batches 2x faster, never compared whole (they could not be: a skipped batch is): the
@@ -576,9 +590,11 @@ class Placement(unittest.TestCase):
         self.assertEqual((reference.pads, candidate.pads), ([2, 3, 6], [1, 4, 5]))
         # Each move is followed by one untimed call (k = 1) before the next batch.
         self.assertEqual(candidate.requests[:4], [(2, 1), (2, 1), (1, 1), (2, 1)])
-        self.assertEqual(timed["batches_timed"], {"ref": 8, "cand": 4})  # the slow placements left out
-        # Compared call by call: the first two batches, and the fast placements' after a slow one.
-        self.assertEqual((timed["whole_batches"], timed["checked"]), (6, 12))
+        # The slow placements left out, and batch 3 (fast, but after one slow batch only: the
+        # first, cold, counts for none) not compared whole, so not timed.
+        self.assertEqual(timed["batches_timed"], {"ref": 8, "cand": 3})
+        # Compared call by call: the first three batches, and the fast placement's after two slow.
+        self.assertEqual((timed["whole_batches"], timed["checked"]), (5, 10))
         self.assertAlmostEqual(statistics.fmean(timed["candidate_ms"]), statistics.fmean(timed["reference_ms"]), places=9)
 
 
