@@ -64,6 +64,7 @@ VARIANTS = {"traced": ([], {}), "untraced": (["--no-cupti"], {}),
             "tighter": (["--option", "timing_precision=0.0008"], {}),
             "kept": (["--option", "placement=PLACEMENT_KEPT"], {}),
             "redrawn": (["--option", "placement=PLACEMENT_REDRAWN"], {}),
+            "checked": (["--option", "placement=PLACEMENT_CHECKED"], {}),
             "expandable": ([], {"KGYM_SANDBOX_ENV": "PYTORCH_CUDA_ALLOC_CONF",
                                 "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}),
             "eager": ([], {"KGYM_SANDBOX_ENV": "CUDA_MODULE_LOADING", "CUDA_MODULE_LOADING": "EAGER"})}

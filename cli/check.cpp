@@ -38,10 +38,11 @@ command_line check_command_line() {
       .one_of("tolerances", {"kernelbench", "dr_kernel"},
               "default atol/rtol: kernelbench (its current harness: fp32 1e-4,\n"
               "fp16/bf16 1e-2; the default) or dr_kernel (1e-2 for every precision)")
-      .one_of("placement", {"kept", "redrawn"},
+      .one_of("placement", {"kept", "redrawn", "checked"},
               "cuda: where each side's intermediates lie while timed. kept (the default): where\n"
               "its process put them; redrawn: moved every 2 batches, each side timed by its fast\n"
-              "mode (for GPUs whose speed depends on it, e.g. the H200; about 1.5x the time)")
+              "mode (for GPUs whose speed depends on it, e.g. the H200; about 1.5x the time);\n"
+              "checked: moved as redrawn, each side timed as kept unless one shows two modes")
       .number("atol", "X", "absolute tolerance (default: from --tolerances and --precision)")
       .number("rtol", "X", "relative tolerance (default: from --tolerances and --precision)")
       .whole("timing-reps", "N", "timed calls per side at most (default 1000 cuda, 5 cpu); timing\n"
@@ -106,8 +107,9 @@ int run_check(const std::vector<std::string>& argv) {
   options.set_tolerances(tolerance_set_named(a.get("tolerances", "kernelbench")));
   if (const std::string placement = a.get("placement", ""); !placement.empty()) {
     options.set_placement(placement_named(placement));
-    if (device == CPU && options.placement() == PLACEMENT_REDRAWN)
-      spdlog::warn("--placement redrawn applies on the GPU only (--device cuda); on the CPU each side keeps its placement");
+    if (device == CPU && options.placement() != PLACEMENT_KEPT)
+      spdlog::warn("--placement {} applies on the GPU only (--device cuda); on the CPU each side keeps its placement",
+                   placement);
   }
   options.set_timing_reps(static_cast<int>(a.whole("timing-reps", 0)));
   double timeout = a.number("timeout", 0);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -43,9 +44,13 @@ struct hostile_case {
   Placement placement = PLACEMENT_UNSPECIFIED;  // the device's default
 };
 
-// The case's test name: its file's, and "_redrawn" where it runs with placements redrawn.
+// The case's test name: its file's, and the placement's ("_redrawn", "_checked") where the case names one.
 std::string case_name(const hostile_case& c) {
-  return std::string(c.name) + (c.placement == PLACEMENT_REDRAWN ? "_redrawn" : "");
+  if (c.placement == PLACEMENT_UNSPECIFIED)
+    return c.name;
+  std::string placement = Placement_Name(c.placement).substr(std::string("PLACEMENT").size());
+  std::transform(placement.begin(), placement.end(), placement.begin(), [](unsigned char x) { return std::tolower(x); });
+  return c.name + placement;
 }
 
 void PrintTo(const hostile_case& c, std::ostream* os) { *os << case_name(c); }
@@ -140,6 +145,12 @@ const hostile_case cases[] = {
     // Its placement kept through the moves (the allocator's cache never given back): each side's
     // time is its own fast mode, so this gains nothing; OK at an honest speedup.
     {"ignores_moves", OK, "", true, 6.0, "gelu_scale_residual", "", KERNELBENCH_TOLERANCES, PLACEMENT_REDRAWN},
+    // Placements checked (moved as redrawn, each side timed as kept unless it shows two modes):
+    // the two skipped batches make a fast mode, so the candidate is timed as redrawn, and they
+    // are among the batches compared whole; the honest candidate keeps its verdict.
+    {"skips_batches", HACKED, "wrong_output_when_timed", true, 0, "gelu_scale_residual", "", KERNELBENCH_TOLERANCES,
+     PLACEMENT_CHECKED},
+    {"correct", OK, "", true, 0, "gelu_scale_residual", "", KERNELBENCH_TOLERANCES, PLACEMENT_CHECKED},
     // Outputs that ignore their input and pass element-wise allclose at Dr. Kernel's 1e-2
     // where the reference's values are small or barely move (tracking.py; at the CPU's sizes
     // allclose fails them first; at 8192 x 16384 a few of the 134M softmax values exceed atol

@@ -851,6 +851,7 @@ TEST(Defaults, TolerancesPerPrecisionAndSet) {
 TEST(Defaults, PlacementsByTheirNamesAndNeverTheUnspecifiedOne) {
   EXPECT_EQ(placement_named("redrawn"), PLACEMENT_REDRAWN);
   EXPECT_EQ(placement_named("Kept"), PLACEMENT_KEPT);
+  EXPECT_EQ(placement_named("checked"), PLACEMENT_CHECKED);
   EXPECT_THROW(placement_named("unspecified"), std::invalid_argument);
   EXPECT_THROW(placement_named("moved"), std::invalid_argument);
 }

@@ -25,7 +25,7 @@ ToleranceSet tolerance_set_named(const std::string& name) {
 Placement placement_named(const std::string& name) {
   Placement placement;
   if (!Placement_Parse("PLACEMENT_" + ascii_upper(name), &placement) || placement == PLACEMENT_UNSPECIFIED)
-    throw std::invalid_argument("placement must be kept or redrawn, got '" + name + "'");
+    throw std::invalid_argument("placement must be kept, redrawn or checked, got '" + name + "'");
   return placement;
 }
 

@@ -10,7 +10,7 @@
 namespace kgym {
 
 // The schema's names in lower case: "fp16" -> FP16, "dr_kernel" -> DR_KERNEL_TOLERANCES,
-// "redrawn" -> PLACEMENT_REDRAWN; std::invalid_argument naming the choices otherwise.
+// "redrawn" -> PLACEMENT_REDRAWN, "checked" -> PLACEMENT_CHECKED; std::invalid_argument naming the choices otherwise.
 Precision precision_named(const std::string& name);
 ToleranceSet tolerance_set_named(const std::string& name);
 Placement placement_named(const std::string& name);

@@ -577,6 +577,53 @@ class Placement(unittest.TestCase):
         self.assertTrue(rule.done(ref * 2, cand * 2, 480))       # 2.4 s: the doubled cap
         self.assertTrue(plain.done(ref, cand, 240))              # kept placements: the cap is 1 s
 
+    def test_checked_placements_take_the_error_within_placements(self):
+        e = math.exp
+        # Placements of two: [0, 1], [2, 3], [4, 5], [6, 7]; pair 0 never counts, so the steps
+        # within a placement are 3-2, 5-4, 7-6: 0.01, -0.02, 0.0; median 0, deviations 0.01,
+        # 0.02, 0: MAD 0.01, over sqrt(2) for a difference, over sqrt(7 pairs).
+        logs = [9.0, 0.0, 0.02, 0.03, -0.01, -0.03, 0.05, 0.05]
+        cand = [1.0] * 8
+        expected = 1.4826 * 0.01 / math.sqrt(2) / math.sqrt(7)
+        self.assertAlmostEqual(timing.within_placement_rse([e(x) for x in logs], cand, 2), expected, places=12)
+        # A placement's shift cancels: the same with [4, 5] 10% off.
+        shifted = logs[:4] + [logs[4] + 0.1, logs[5] + 0.1] + logs[6:]
+        self.assertAlmostEqual(timing.within_placement_rse([e(x) for x in shifted], cand, 2), expected, places=12)
+        self.assertGreater(timing.ratio_rse([e(x) for x in shifted], cand), expected)
+        self.assertEqual(timing.within_placement_rse([e(x) for x in logs], cand, 2, min_pairs=8), math.inf)
+        self.assertEqual(timing.within_placement_rse([e(x) for x in logs], cand, 1), math.inf)  # no steps
+
+    def test_checked_placements_stop_as_kept_until_a_side_shows_two_modes(self):
+        checked = timing.StopRule(reps=100000, min_timed_s=0.25, max_timed_s=1.0, precision=0.001, every=2,
+                                  checked=True)
+        redrawn = timing.StopRule(reps=100000, min_timed_s=0.25, max_timed_s=1.0, precision=0.001, every=2)
+        # The reference 2% slower at every other placement: one mode; the error within placements 0.
+        ref = [0.05, 0.05, 0.051, 0.051] * 5
+        cand = [0.05] * 20
+        self.assertFalse(checked.done(ref[:10], cand[:10], 100))  # 9 pairs counted: MIN_STOPPING_PAIRS is 10
+        self.assertTrue(checked.done(ref[:11], cand[:11], 110))
+        self.assertFalse(redrawn.done(ref[:11], cand[:11], 110))  # 6 placements: averaged over 8 at least
+        self.assertFalse(timing.StopRule(100000, 0.25, 1.0, 0.001, checked=True).checked)  # kept: nothing to check
+        # The candidate slow at three placements in four: as redrawn, to its doubled cap.
+        bimodal = ([0.05, 0.05] + [0.065] * 6) * 3
+        self.assertFalse(checked.done([0.05] * 24, bimodal, 240))
+        self.assertEqual(checked.done([0.05] * 48, bimodal * 2, 480), redrawn.done([0.05] * 48, bimodal * 2, 480))
+        self.assertTrue(checked.done([0.05] * 48, bimodal * 2, 480))
+
+    def test_checked_timing_moves_both_sides_and_times_every_batch_of_one_mode(self):
+        def timed_with(checked: bool) -> dict:
+            reference, candidate = PlacedSide([False]), PlacedSide([True, False], slow=0.00102)  # 2%: one mode
+            pads = iter(range(1, 100))
+            return timing.time_interleaved(reference, candidate, lambda into=(): [torch.ones(2)], [torch.zeros(2)],
+                                           lambda *a: None, timing.StopRule(16, 1.0, every=2, checked=checked), k=2,
+                                           device="cpu", seconds={}, check_this=lambda: False,
+                                           draw_pad=lambda: next(pads))
+        checked, redrawn = timed_with(True), timed_with(False)
+        self.assertEqual(checked["batches_timed"], {"ref": 8, "cand": 8})
+        self.assertEqual(checked["rse"], 0.0)  # within each placement both sides are steady
+        self.assertGreater(redrawn["rse"], 0.0)  # over placements, the 2% between them counts
+        self.assertEqual(checked["candidate_ms"], redrawn["candidate_ms"])
+
     def test_redrawn_timing_moves_both_sides_and_times_each_from_its_fast_mode(self):
         # The reference fast everywhere, the candidate slow at every other placement.
         reference, candidate = PlacedSide([False]), PlacedSide([True, False])

@@ -264,12 +264,15 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
                           [{"kind": "WRONG_OUTPUT_WHEN_TIMED", "detail": f"call {call}: {verdict['message']}",
                             "source": "judge"}])
 
-    redraw = device == "cuda" and opts.get("placement") == "PLACEMENT_REDRAWN"
+    # Placements moved during the timing (GPU only): REDRAWN averages over them, CHECKED only
+    # looks for a side with two modes (timing.StopRule).
+    redraw = device == "cuda" and opts.get("placement") in ("PLACEMENT_REDRAWN", "PLACEMENT_CHECKED")
     try:
         timed = timing.time_interleaved(timed_reference, candidate, new_inputs, timed["expected"], check_timed,
                                         timing.StopRule(int(opts["timing_reps"]), float(opts["min_timed_s"]),
                                                         float(opts["max_timed_s"]), float(opts.get("timing_precision", 0.0)),
-                                                        timing.placement_batches(timed["batch"], timed["call_s"]) if redraw else 0),
+                                                        timing.placement_batches(timed["batch"], timed["call_s"]) if redraw else 0,
+                                                        opts.get("placement") == "PLACEMENT_CHECKED"),
                                         timed["batch"], device, seconds,
                                         lambda: rng.random() < TIMED_CHECK_SHARE,
                                         (lambda: timing.draw_pad(rng)) if redraw else None)

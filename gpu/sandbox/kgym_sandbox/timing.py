@@ -18,7 +18,8 @@ GPU's). No clock of the candidate's process is read. After each batch the judge 
 random, a share of its calls' outputs with the reference's on the same inputs, and the last
 call of all always. Where the placement of a process's intermediates decides its speed (an
 H200), EvalOptions.placement REDRAWN moves both sides' every few batches and times each from
-its fast mode (README, "Where the intermediates lie").
+its fast mode (README, "Where the intermediates lie"); CHECKED moves them alike but times each
+as kept unless one shows two modes.
 """
 import math
 import statistics
@@ -202,6 +203,23 @@ def placement_rse(ref_batches: list, cand_batches: list, kept: set, every: int, 
     return robust_error(means) if len(means) >= min_placements else math.inf
 
 
+def within_placement_rse(ref_batches: list, cand_batches: list, every: int, min_pairs: int = 3) -> float:
+    """ratio_rse where placements were redrawn but are not averaged over (PLACEMENT_CHECKED, while
+    neither side shows two modes): the log-ratios' spread taken from the differences between
+    neighbouring pairs of one placement, in which a placement's shift of a percent or two (an
+    H200's sub-modes) cancels; 1.4826 times their median absolute deviation over sqrt(2) (a
+    difference of two has twice the variance), over the square root of the pairs (the first
+    left out, as in ratio_rse). What placements add is left out, as kept placements leave it
+    out; counted in, the error stayed above 0.001 to the cap for half of level 2 (README)."""
+    ratios = {i: math.log(r / c) for i, (r, c) in enumerate(zip(ref_batches, cand_batches)) if i > 0 and r > 0 and c > 0}
+    steps = [ratios[i] - ratios[i - 1] for i in ratios if i - 1 in ratios and (i - 1) // every == i // every]
+    if len(ratios) < min_pairs or len(steps) < 2:
+        return math.inf
+    middle = statistics.median(steps)
+    spread = 1.4826 * statistics.median(abs(d - middle) for d in steps) / math.sqrt(2)
+    return spread / math.sqrt(len(ratios))
+
+
 MODE_GAP = 0.08     # batch times this far apart (relative) are two placements' modes (README, placement)
 MODE_LEAST = 2      # batches a fast mode needs
 
@@ -266,12 +284,19 @@ class StopRule:
     a noisy one gets up to the cap, so the timing costs what the precision needs.
     With placements redrawn every `every` batches (0: kept): not before `MIN_PLACEMENTS` placements a side, the error
     taken over the placements' pairs in which both sides ran in their fast mode (placement_rse),
-    and, while either side shows two modes, a cap of `REDRAW_CAP` times max_timed_s."""
+    and, while either side shows two modes, a cap of `REDRAW_CAP` times max_timed_s. `checked`
+    (PLACEMENT_CHECKED): while neither side shows two modes, the error within placements
+    (within_placement_rse) and the kept cap."""
 
     def __init__(self, reps: int, min_timed_s: float, max_timed_s: float = 0.0, precision: float = 0.0,
-                 every: int = 0):
+                 every: int = 0, checked: bool = False):
         self.reps, self.min_timed_s, self.precision, self.every = reps, min_timed_s, precision, every
         self.max_timed_s = max(max_timed_s, min_timed_s)
+        self.checked = checked and every > 0
+
+    def within_placements(self, ref_batches: list, cand_batches: list) -> bool:
+        """Whether the error is taken within placements: checked, and neither side in two modes."""
+        return self.checked and not (two_modes(ref_batches) or two_modes(cand_batches))
 
     def done(self, ref_batches: list, cand_batches: list, calls: int) -> bool:
         if calls >= self.reps:
@@ -282,6 +307,9 @@ class StopRule:
         if self.every:
             if placements(len(ref_batches), self.every) < MIN_PLACEMENTS:
                 return False
+            if self.within_placements(ref_batches, cand_batches):
+                return timed >= self.max_timed_s or (timed >= self.min_timed_s and self.precision > 0 and within_placement_rse(
+                    ref_batches, cand_batches, self.every, MIN_STOPPING_PAIRS) <= self.precision)
             bimodal = two_modes(ref_batches) or two_modes(cand_batches)
             if timed >= self.max_timed_s * (REDRAW_CAP if bimodal else 1):
                 return True
@@ -449,14 +477,16 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
     reference.overhead_s = candidate.overhead_s = cost  # the same path: taken off both
     seconds.update(spent)
     timed = dict(raw)
-    kept = None
+    rse = ratio_rse(raw["ref"], raw["cand"])
     if every:
         ref_kept, cand_kept = timed_batches(raw["ref"], raw["cand"], whole)
         kept = set(ref_kept) & set(cand_kept)  # the pairs the error is taken over
         timed = {"ref": [raw["ref"][i] for i in ref_kept], "cand": [raw["cand"][i] for i in cand_kept]}
+        rse = within_placement_rse(raw["ref"], raw["cand"], every) if stop.within_placements(raw["ref"], raw["cand"]) \
+            else placement_rse(raw["ref"], raw["cand"], kept, every)
     per_call = {name: [max(t - cost, 0.0) * 1e3 / k for t in times for _ in range(k)] for name, times in timed.items()}
     return {"reference_ms": per_call["ref"], "candidate_ms": per_call["cand"], "checked": checked, "overhead_s": cost,
-            "rse": placement_rse(raw["ref"], raw["cand"], kept, every) if kept is not None else ratio_rse(raw["ref"], raw["cand"]),
+            "rse": rse,
             "batches_ms": {name: [t * 1e3 for t in times] for name, times in raw.items()},
             "batches_timed": {name: len(times) for name, times in timed.items()}, "whole_batches": len(whole)}
 
