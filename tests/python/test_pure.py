@@ -635,8 +635,10 @@ class Placement(unittest.TestCase):
         self.assertEqual((len(reference.pads), len(candidate.pads)), (3, 3))  # before batches 2, 4, 6
         # Drawn by the judge, for the side that runs first after the move first (timing.order).
         self.assertEqual((reference.pads, candidate.pads), ([2, 3, 6], [1, 4, 5]))
-        # Each move is followed by one untimed call (k = 1) before the next batch.
-        self.assertEqual(candidate.requests[:4], [(2, 1), (2, 1), (1, 1), (2, 1)])
+        # Each move is followed by one untimed batch (k = 2) before the next: the timed batch then
+        # allocates nothing new.
+        self.assertEqual(len(candidate.requests), 8 + 3)  # 8 timed, 3 untimed
+        self.assertEqual(candidate.requests[:4], [(2, 1), (2, 1), (2, 1), (2, 1)])
         # The slow placements left out, and batch 3 (fast, but after one slow batch only: the
         # first, cold, counts for none) not compared whole, so not timed.
         self.assertEqual(timed["batches_timed"], {"ref": 8, "cand": 3})
