@@ -26,6 +26,13 @@ std::string summary_line(const ExecResult& r) {
       std::snprintf(detail, sizeof detail, " modeled GPU speedup %.2fx", r.profile().modeled_speedup());
       line += detail;
     }
+    // Placements moved and a side in two modes: its time is its fast mode's batches only.
+    const int ref_batches = r.reference_batches_ms_size(), cand_batches = r.candidate_batches_ms_size();
+    if (r.reference_batches_timed() < ref_batches || r.candidate_batches_timed() < cand_batches) {
+      std::snprintf(detail, sizeof detail, " fast mode: ref %d of %d batches, cand %d of %d",
+                    r.reference_batches_timed(), ref_batches, r.candidate_batches_timed(), cand_batches);
+      line += detail;
+    }
   } else {
     line += r.message();
   }

@@ -1037,6 +1037,15 @@ TEST(Summary, NamesVerdictSpeedupAndEvidence) {
   EXPECT_NE(line.find("1.500x"), std::string::npos);
   r.mutable_profile()->set_coverage(0.25);
   EXPECT_NE(summary_line(r).find("coverage 0.25"), std::string::npos);
+  for (double ms : {25.0, 25.1, 33.0, 33.1}) {
+    r.add_reference_batches_ms(25.0);
+    r.add_candidate_batches_ms(ms);
+  }
+  r.set_reference_batches_timed(4);
+  r.set_candidate_batches_timed(4);
+  EXPECT_EQ(summary_line(r).find("fast mode"), std::string::npos);  // every batch timed: nothing to say
+  r.set_candidate_batches_timed(2);
+  EXPECT_NE(summary_line(r).find("fast mode: ref 4 of 4 batches, cand 2 of 4"), std::string::npos);
   r.set_verdict(HACKED);
   r.add_evidence()->set_kind(CACHED_OUTPUT);
   EXPECT_NE(summary_line(r).find("cached_output"), std::string::npos);
