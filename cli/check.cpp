@@ -38,7 +38,7 @@ command_line check_command_line() {
       .one_of("tolerances", {"kernelbench", "dr_kernel"},
               "default atol/rtol: kernelbench (its current harness: fp32 1e-4,\n"
               "fp16/bf16 1e-2; the default) or dr_kernel (1e-2 for every precision)")
-      .one_of("placement", {"kept", "redrawn", "checked"},
+      .one_of("placement", placement_names(),
               "cuda: where each side's intermediates lie while timed. kept (the default): where\n"
               "its process put them; redrawn: moved every 2 batches, each side timed by its fast\n"
               "mode (for GPUs whose speed depends on it, e.g. the H200; about 1.5x the time);\n"

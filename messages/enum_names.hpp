@@ -47,14 +47,18 @@ std::vector<std::string> enum_names() {
   return names;
 }
 
-// The same for an error: "cpu or cuda", "trloo, grpo or ...".
-template <class E>
-std::string enum_choices() {
-  const auto names = enum_names<E>();
+// Names for an error: "cpu or cuda", "trloo, grpo or ...".
+inline std::string choices_text(const std::vector<std::string>& names) {
   std::string out;
   for (size_t i = 0; i < names.size(); ++i)
     out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
   return out;
+}
+
+// The same for an enum's names.
+template <class E>
+std::string enum_choices() {
+  return choices_text(enum_names<E>());
 }
 
 }  // namespace kgym

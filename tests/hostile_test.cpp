@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -48,9 +47,7 @@ struct hostile_case {
 std::string case_name(const hostile_case& c) {
   if (c.placement == PLACEMENT_UNSPECIFIED)
     return c.name;
-  std::string placement = Placement_Name(c.placement).substr(std::string("PLACEMENT").size());
-  std::transform(placement.begin(), placement.end(), placement.begin(), [](unsigned char x) { return std::tolower(x); });
-  return c.name + placement;
+  return std::string(c.name) + "_" + lower_name(c.placement).substr(std::string("placement_").size());
 }
 
 void PrintTo(const hostile_case& c, std::ostream* os) { *os << case_name(c); }

@@ -22,11 +22,20 @@ ToleranceSet tolerance_set_named(const std::string& name) {
   return set;
 }
 
+// The schema's values are PLACEMENT_KEPT, ...; people write "kept".
+const std::string placement_prefix = "placement_";
+
 Placement placement_named(const std::string& name) {
-  Placement placement;
-  if (!Placement_Parse("PLACEMENT_" + ascii_upper(name), &placement) || placement == PLACEMENT_UNSPECIFIED)
-    throw std::invalid_argument("placement must be kept, redrawn or checked, got '" + name + "'");
-  return placement;
+  if (auto placement = enum_named<Placement>(placement_prefix + name))
+    return *placement;
+  throw std::invalid_argument("placement must be " + choices_text(placement_names()) + ", got '" + name + "'");
+}
+
+std::vector<std::string> placement_names() {
+  std::vector<std::string> names;
+  for (const auto& name : enum_names<Placement>())
+    names.push_back(name.substr(placement_prefix.size()));
+  return names;
 }
 
 const EvalDefaults& eval_defaults() {

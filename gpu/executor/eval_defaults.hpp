@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "messages/kgym.pb.h"
 
@@ -14,6 +15,8 @@ namespace kgym {
 Precision precision_named(const std::string& name);
 ToleranceSet tolerance_set_named(const std::string& name);
 Placement placement_named(const std::string& name);
+// Placement's names as written, from the schema ("kept", "redrawn", "checked").
+std::vector<std::string> placement_names();
 
 // messages/eval_defaults.json's text, and parsed (std::logic_error if it does not parse).
 const char* eval_defaults_json();

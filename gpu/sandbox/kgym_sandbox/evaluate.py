@@ -266,13 +266,14 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
 
     # Placements moved during the timing (GPU only): REDRAWN averages over them, CHECKED only
     # looks for a side with two modes (timing.StopRule).
-    redraw = device == "cuda" and opts.get("placement") in ("PLACEMENT_REDRAWN", "PLACEMENT_CHECKED")
+    placement = opts.get("placement")
+    redraw = device == "cuda" and placement in ("PLACEMENT_REDRAWN", "PLACEMENT_CHECKED")
     try:
         timed = timing.time_interleaved(timed_reference, candidate, new_inputs, timed["expected"], check_timed,
                                         timing.StopRule(int(opts["timing_reps"]), float(opts["min_timed_s"]),
                                                         float(opts["max_timed_s"]), float(opts.get("timing_precision", 0.0)),
                                                         timing.placement_batches(timed["batch"], timed["call_s"]) if redraw else 0,
-                                                        opts.get("placement") == "PLACEMENT_CHECKED"),
+                                                        placement == "PLACEMENT_CHECKED"),
                                         timed["batch"], device, seconds,
                                         lambda: rng.random() < TIMED_CHECK_SHARE,
                                         (lambda: timing.draw_pad(rng)) if redraw else None)

@@ -243,6 +243,11 @@ def two_modes(times: list) -> bool:
     return len(fast_mode(times)) < len(times)
 
 
+def bimodal(ref_batches: list, cand_batches: list) -> bool:
+    """Whether either side shows two modes."""
+    return two_modes(ref_batches) or two_modes(cand_batches)
+
+
 def checks_whole_batch(cand_batches: list) -> bool:
     """Whether every call of the candidate's latest batch is compared, where a side's time comes
     from its fast mode: the first MODE_LEAST + 1 batches, and any later batch faster by more than
@@ -296,7 +301,7 @@ class StopRule:
 
     def within_placements(self, ref_batches: list, cand_batches: list) -> bool:
         """Whether the error is taken within placements: checked, and neither side in two modes."""
-        return self.checked and not (two_modes(ref_batches) or two_modes(cand_batches))
+        return self.checked and not bimodal(ref_batches, cand_batches)
 
     def done(self, ref_batches: list, cand_batches: list, calls: int) -> bool:
         if calls >= self.reps:
@@ -307,11 +312,11 @@ class StopRule:
         if self.every:
             if placements(len(ref_batches), self.every) < MIN_PLACEMENTS:
                 return False
-            if self.within_placements(ref_batches, cand_batches):
+            two = bimodal(ref_batches, cand_batches)
+            if self.checked and not two:  # within_placements
                 return timed >= self.max_timed_s or (timed >= self.min_timed_s and self.precision > 0 and within_placement_rse(
                     ref_batches, cand_batches, self.every, MIN_STOPPING_PAIRS) <= self.precision)
-            bimodal = two_modes(ref_batches) or two_modes(cand_batches)
-            if timed >= self.max_timed_s * (REDRAW_CAP if bimodal else 1):
+            if timed >= self.max_timed_s * (REDRAW_CAP if two else 1):
                 return True
             kept = fast_pairs(ref_batches, cand_batches)  # whole checks are not known here
             return timed >= self.min_timed_s and self.precision > 0 and \
@@ -479,8 +484,9 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
     reference.overhead_s = candidate.overhead_s = cost  # the same path: taken off both
     seconds.update(spent)
     timed = dict(raw)
-    rse = ratio_rse(raw["ref"], raw["cand"])
-    if every:
+    if not every:
+        rse = ratio_rse(raw["ref"], raw["cand"])
+    else:
         ref_kept, cand_kept = timed_batches(raw["ref"], raw["cand"], whole)
         kept = set(ref_kept) & set(cand_kept)  # the pairs the error is taken over
         timed = {"ref": [raw["ref"][i] for i in ref_kept], "cand": [raw["cand"][i] for i in cand_kept]}
