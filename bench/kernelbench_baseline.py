@@ -6,7 +6,12 @@ calls with CUDA events for the answer and 100 for the reference (check_for_exces
 KernelBench's own reference timing), backend "cuda", seed 42. The answer is each problem's
 Model renamed ModelNew (bench/kernelbench_tasks.py). Prints one JSON line per problem:
 {"problem", "correct", "runtime_us", "ref_runtime_us", "wall_s", "peak_device_memory_mb",
-"error"} and a last line {"stubbed": [...]} naming the packages stood in for.
+"device_memory_mb", "error"} and a last line {"stubbed": [...]} naming the packages stood in
+for. `peak_device_memory_mb` is what its tensors held at most (PyTorch's max_memory_allocated);
+`device_memory_mb` is the device's memory in use at that time as kgym counts its own
+(ExecResult.peak_device_memory_mb: everything in use on the device, here this process's context
+and its allocator's most reserved, with nothing else on the GPU: kernelbench_sweep.py runs this
+after kgym serve has stopped), so the two harnesses' figures compare.
 
 KernelBench's package imports packages kgym never needs (python-dotenv, tqdm, openai,
 litellm, requests, pydantic). Where one is not installed, a stub stands in for it: none of
@@ -73,11 +78,12 @@ def main():
     from kernelbench import eval as kb_eval
 
     # KernelBench resets the peak memory statistics in its clean-up: read them just before.
-    peak = {"mb": 0.0}
+    peak = {"mb": 0.0, "reserved_mb": 0.0}
     cleanup = kb_eval.graceful_eval_cleanup
 
     def cleanup_reading_peak(context, device, tempfile=None):
         peak["mb"] = torch.cuda.max_memory_allocated(device) / 2**20
+        peak["reserved_mb"] = torch.cuda.max_memory_reserved(device) / 2**20
         return cleanup(context, device, tempfile)
 
     kb_eval.graceful_eval_cleanup = cleanup_reading_peak
@@ -86,7 +92,9 @@ def main():
     for problem in args.problems:
         source = open(problem).read()
         torch.cuda.reset_peak_memory_stats(device)
-        peak["mb"], error, result = 0.0, "", None
+        free, total = torch.cuda.mem_get_info(device)  # what the device holds besides this allocator's:
+        beside_mb = (total - free - torch.cuda.memory_reserved(device)) / 2**20  # the context, mostly
+        peak["mb"], peak["reserved_mb"], error, result = 0.0, 0.0, "", None
         started = time.perf_counter()
         try:
             result = kb_eval.eval_kernel_against_ref(
@@ -104,7 +112,8 @@ def main():
                           "correct": bool(result is not None and result.correctness),
                           "runtime_us": getattr(result, "runtime", -1.0),
                           "ref_runtime_us": getattr(result, "ref_runtime", -1.0),
-                          "wall_s": wall, "peak_device_memory_mb": peak["mb"], "error": error}), flush=True)
+                          "wall_s": wall, "peak_device_memory_mb": peak["mb"],
+                          "device_memory_mb": beside_mb + peak["reserved_mb"], "error": error}), flush=True)
     print(json.dumps({"stubbed": stubbed}), flush=True)
 
 

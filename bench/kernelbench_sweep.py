@@ -10,10 +10,12 @@ Every ExecResult goes to --out (JSON lines) for plotting.
 
 With --baseline, KernelBench's own harness (`eval_kernel_against_ref`, run in one Python
 process by bench/kernelbench_baseline.py, which says which of its packages were stubbed)
-judges the same problems after kgym in the same run, and a last table gives both
-evaluations/hour and their ratio, and where the two disagree; then both again from each side's
-first answer to its last (a long-running service's rate, without kgym's sandbox start or
-KernelBench's imports and either side's first problem).
+judges the same problems after kgym in the same run (once kgym serve has stopped), and a last
+table gives both evaluations/hour and their ratio, and where the two disagree; then both again
+from each side's first answer to its last (a long-running service's rate, without kgym's
+sandbox start or KernelBench's imports and either side's first problem). Per level it also
+compares peak device memory, both counted as the device's memory in use (kgym: every process of
+an evaluation and the next ones' prepared beside it; KernelBench: its process, context included).
 
     python3 bench/kernelbench_sweep.py --kernelbench ../shared/kernelbench --level 1 --level 2 --level 3
     python3 bench/kernelbench_sweep.py --kernelbench ../shared/kernelbench --level 2 --only 1,5,9 --baseline
@@ -77,7 +79,8 @@ def baseline_level(problems: list, args) -> tuple:
                 arrivals.append(time.monotonic())
                 print(f"  KernelBench [{len(rows)}/{len(problems)} {time.monotonic() - started:6.0f} s] "
                       f"{row['problem'][:50]:50s} {'correct' if row['correct'] else 'NOT correct':11s} "
-                      f"{row['wall_s']:6.1f} s {row['peak_device_memory_mb'] / 1024:6.1f} GiB {row['error'][:80]}",
+                      f"{row['wall_s']:6.1f} s {row['device_memory_mb'] / 1024:6.1f} GiB "
+                      f"(tensors {row['peak_device_memory_mb'] / 1024:.1f}) {row['error'][:80]}",
                       file=sys.stderr, flush=True)
     return rows, stubbed, arrivals
 
@@ -119,6 +122,22 @@ def report(level: int, results: list, elapsed_s: float) -> None:
                                            for r in sorted(results, key=lambda r: -r.get("peak_device_memory_mb", 0))[:5]))
 
 
+def memory_ratios(results: list, rows: list) -> list:
+    """(task, kgym's peak device memory / KernelBench's) per problem, largest first: both as the
+    device's memory in use (every process of kgym's evaluation and the next ones' warm-ups;
+    KernelBench's process, its context included)."""
+    pairs = [(r.get("task_id", "?"), r.get("peak_device_memory_mb", 0.0) / row["device_memory_mb"])
+             for r, row in zip(results, rows) if row.get("device_memory_mb", 0.0) > 0]
+    return sorted(pairs, key=lambda pair: -pair[1])
+
+
+def print_memory(results: list, rows: list) -> None:
+    ratios = memory_ratios(results, rows)
+    if ratios:
+        print(f"  peak device memory, kgym / KernelBench's harness: median {statistics.median(r for _, r in ratios):.2f}x, "
+              f"most " + ", ".join(f"{task} {ratio:.2f}x" for task, ratio in ratios[:3]))
+
+
 def compare(level: int, results: list, kgym_s: float, rows: list, baseline_s: float, stubbed: list,
             kgym_steady: float, baseline_steady: float) -> str:
     """Prints where kgym and KernelBench's harness disagree; returns the level's table row."""
@@ -128,6 +147,7 @@ def compare(level: int, results: list, kgym_s: float, rows: list, baseline_s: fl
         if (result.get("verdict") == "OK") != row["correct"]:
             print(f"  disagree: {result.get('task_id')}: kgym {result.get('verdict')}, KernelBench "
                   f"{'correct' if row['correct'] else 'not correct'} {row['error'][:200]}")
+    print_memory(results, rows)
     kgym_rate = 3600 * len(results) / max(kgym_s, 1e-9)
     baseline_rate = 3600 * len(rows) / max(baseline_s, 1e-9)
     ok = sum(r.get("verdict") == "OK" for r in results)
@@ -164,20 +184,23 @@ def main():
             problems = kernelbench_tasks.problems(args.kernelbench, level, only)[::args.stride]
             chosen[level] = (problems, [kernelbench_tasks.identity_task(p, level, tasks_dir) for p in problems])
         serve_args = ["--device", args.device, "--tasks-dir", tasks_dir] + (["--gpus", args.gpus] if args.gpus else [])
+        swept = {}
         with local_serve(args.kgym, serve_args, workdir) as client:
             for level, (problems, tasks) in chosen.items():
                 print(f"level {level}: {len(tasks)} problems through kgym serve", file=sys.stderr, flush=True)
                 started = time.monotonic()
                 results, arrivals = sweep_level(client, tasks, level, args, out)
-                elapsed = time.monotonic() - started
+                swept[level] = (results, arrivals, time.monotonic() - started)
                 machine = machine or next((r["device_name"] for r in results if r.get("device_name")), None)
-                report(level, results, elapsed)
-                if args.baseline:
-                    print(f"level {level}: the same problems through KernelBench's harness", file=sys.stderr, flush=True)
-                    started = time.monotonic()
-                    rows, stubbed, baseline_arrivals = baseline_level(problems, args)
-                    comparison.append(compare(level, results, elapsed, rows, time.monotonic() - started, stubbed,
-                                              steady_rate(arrivals), steady_rate(baseline_arrivals)))
+                report(level, results, swept[level][2])
+        # After kgym serve has stopped: its processes (the next evaluations', prepared ahead) would
+        # hold the GPU's memory and cores beside KernelBench's harness.
+        for level, (results, arrivals, elapsed) in swept.items() if args.baseline else ():
+            print(f"level {level}: the same problems through KernelBench's harness", file=sys.stderr, flush=True)
+            started = time.monotonic()
+            rows, stubbed, baseline_arrivals = baseline_level(chosen[level][0], args)
+            comparison.append(compare(level, results, elapsed, rows, time.monotonic() - started, stubbed,
+                                      steady_rate(arrivals), steady_rate(baseline_arrivals)))
     print(f"\nmachine: {machine or 'unknown'}{f' (GPUs {args.gpus})' if args.gpus else ''}; precision "
           f"{args.precision}; identity answers through {args.kgym} serve --device {args.device}")
     if comparison:
