@@ -103,6 +103,19 @@ struct measurement {
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool pairs_value = arg == "--pairs" && i + 1 < argc && std::atoi(argv[i + 1]) > 0;
+    if (!pairs_value) {
+      std::fprintf(stderr,
+                   "usage: control_plane_bench [--pairs N]   (default 5)\n"
+                   "Episodes/s, messages/s and memory per episode of kgym train's actors with executors that\n"
+                   "answer at once, at 1, 100 and 10,000 episodes, beside a bare CAF loop; then N pairs of the\n"
+                   "10,000 case without and with 5 browsers on the web view.\n");
+      return arg == "--help" || arg == "-h" ? 0 : 2;
+    }
+    ++i;
+  }
   spdlog::set_level(spdlog::level::warn);  // a pipeline per run: its executors' joins are not news
   caf::actor_system_config cfg;
   configure_actor_system(cfg);

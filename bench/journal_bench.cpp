@@ -143,10 +143,29 @@ figures append_run(const std::string& dir, size_t requests, size_t pass, const s
 
 }  // namespace
 
+// The positional argument `i` as a count of at least 1, `fallback` where it is not given; 0
+// (and a word such as --help) when it is not a positive whole number.
+size_t count_arg(int argc, char** argv, int i, size_t fallback) {
+  if (i >= argc)
+    return fallback;
+  char* end = nullptr;
+  const unsigned long long value = std::strtoull(argv[i], &end, 10);
+  return end != argv[i] && *end == '\0' && argv[i][0] != '-' ? static_cast<size_t>(value) : 0;
+}
+
 int main(int argc, char** argv) {
-  const size_t requests = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 100000;
-  const size_t pass = argc > 2 ? std::max<size_t>(1, std::strtoull(argv[2], nullptr, 10)) : 32;
-  const std::string source(argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 1500, 'x');
+  const size_t requests = count_arg(argc, argv, 1, 100000);
+  const size_t pass = count_arg(argc, argv, 2, 32);
+  const size_t source_bytes = count_arg(argc, argv, 3, 1500);
+  if (argc > 4 || requests == 0 || pass == 0 || source_bytes == 0) {
+    std::fprintf(stderr,
+                 "usage: journal_bench [REQUESTS] [PASS] [SOURCE_BYTES]   (default 100000 32 1500)\n"
+                 "The request journal's writer CPU per request, requests/s and size per 100,000 requests,\n"
+                 "beside plain appends of the same records in the same run; each a whole number above 0.\n");
+    const std::string first = argc > 1 ? argv[1] : "";
+    return first == "--help" || first == "-h" ? 0 : 2;
+  }
+  const std::string source(source_bytes, 'x');
   char dir_template[] = "/tmp/kgym-journal-bench-XXXXXX";
   const std::string root = mkdtemp(dir_template);
   utsname machine{};
