@@ -23,10 +23,12 @@ does not move from run to run: on a 16-core host the rounds of one setup spread 
 unpinned (2026-11-28).
 """
 import argparse
+import atexit
 import json
 import os
 import platform
 import random
+import shutil
 import subprocess
 import tempfile
 import time
@@ -48,6 +50,7 @@ def wait_line(path: str, timeout: float = 30.0) -> str:
 def make_certs() -> str:
     """Cluster credentials for serve and the workers (deploy/cluster_certs.sh)."""
     certs = tempfile.mkdtemp(prefix="kgym-dispatch-certs-")
+    atexit.register(shutil.rmtree, certs, True)
     subprocess.run(["bash", os.path.join(os.path.dirname(__file__), "..", "deploy", "cluster_certs.sh"), certs,
                     "serve", "w0", "w1"], check=True, stdout=subprocess.DEVNULL)
     return certs
@@ -137,12 +140,17 @@ class Cluster:
         return inbound, outbound
 
     def close(self):
+        """Stops the processes (serve commits the journal's last batch on exit), notes the
+        journal's size (`journal_bytes`) and removes the cluster's files: a round's journal left
+        on disk would be written back while the next setup is measured."""
         for w in self.workers:
             w.terminate()
         for w in self.workers:
             w.wait(timeout=30)
         self.serve.terminate()
         self.serve.wait(timeout=30)
+        self.journal_bytes = journal_bytes(self.state_dir)
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def percentile(values, p):
@@ -156,15 +164,17 @@ def journal_bytes(state_dir: str) -> int:
 
 def compare_tls(args) -> None:
     """Latency (500 requests one at a time) and answers/s (args.requests in flight after 500 to
-    warm up, 2 worker processes of args.slots executors): plain, over TLS, and over TLS with the journal, alternated for
-    args.rounds rounds so drift falls on all; medians, and the ratio to plain within each round
-    (its median); and the journal's size per 100,000 requests."""
+    warm up, 2 worker processes of args.slots executors): plain, over TLS, and over TLS with the
+    journal, each of args.rounds rounds running the three in a fresh random order, so neither
+    drift nor what one setup leaves behind falls on one of them; medians, the ratio to plain
+    and the result path's difference to plain within each round (their medians); and the
+    journal's size per 100,000 requests."""
     certs = make_certs()
     setups = (("plain", "plain", False), ("tls", certs, False), ("tls+journal", certs, True))
     rows = {name: [] for name, _, _ in setups}
     journal_per_request = 0.0
     for _ in range(args.rounds):
-        for name, tls, journal in setups:
+        for name, tls, journal in random.sample(setups, len(setups)):
             cluster = Cluster(args.kgym, 1, tls, journal, serve_args=args.serve_arg)
             inbound, outbound = cluster.latencies(500)
             cluster.close()
@@ -173,7 +183,7 @@ def compare_tls(args) -> None:
             rate = cluster.run_batch(args.requests)
             cluster.close()  # the journal's last batch is committed on exit
             if journal:
-                journal_per_request = journal_bytes(cluster.state_dir) / (args.requests + 540)  # + the warm-ups
+                journal_per_request = cluster.journal_bytes / (args.requests + 540)  # + the warm-ups
             rows[name].append((percentile(inbound, 50), percentile(outbound, 50), rate))
     print(f"{'link':>12} {'in p50 ms':>10} {'out p50 ms':>11} {'answers/s':>10}   (medians of {args.rounds} rounds, "
           f"{args.slots} executor(s) a worker)")
@@ -184,9 +194,11 @@ def compare_tls(args) -> None:
     for name in ("tls", "tls+journal"):
         other = median[name]
         ratios = [o[2] / p[2] for o, p in zip(rows[name], rows["plain"])]
-        print(f"{name} - plain: in p50 {other[0] - plain[0]:+.3f} ms, out p50 {other[1] - plain[1]:+.3f} ms, "
-              f"answers/s {percentile(ratios, 50):.2f}x (median of the rounds' ratios: "
-              f"{', '.join(f'{r:.2f}' for r in ratios)})")
+        out_diffs = [o[1] - p[1] for o, p in zip(rows[name], rows["plain"])]
+        print(f"{name} - plain: in p50 {other[0] - plain[0]:+.3f} ms, out p50 {other[1] - plain[1]:+.3f} ms "
+              f"(paired by round: median {percentile(out_diffs, 50):+.3f}; "
+              f"{', '.join(f'{d:+.3f}' for d in out_diffs)}), answers/s {percentile(ratios, 50):.2f}x "
+              f"(median of the rounds' ratios: {', '.join(f'{r:.2f}' for r in ratios)})")
     print(f"journal: {journal_per_request * 1e5 / 2**20:.1f} MiB per 100,000 requests (this bench's small programs), "
           f"written at {median['tls+journal'][2]:.0f} requests/s")
 
