@@ -15,27 +15,9 @@
 # train and LLM parts; deploy/device_bundle.sh makes them) and run this there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-export LD_LIBRARY_PATH="$PWD/.debs/root/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
-export PYTHONUNBUFFERED=1
-# A build carried in the bundle (deploy/device_bundle.sh) becomes build/ here.
-# A machine still warm from an earlier call keeps that call's build/: a newer bundle replaces it.
-if [ -x .debs/build/kgym ] && { [ ! -x build/kgym ] || [ .debs/build/kgym -nt build/kgym ]; }; then
-  mkdir -p build && cp -a .debs/build/. build/
-fi
-# CTest files name the source tree of the build; make that path lead here.
-built_in=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build/CMakeCache.txt)
-if [ "$built_in" != "$PWD" ] && [ ! -e "$built_in" ]; then
-  mkdir -p "$(dirname "$built_in")" && ln -s "$PWD" "$built_in"
-fi
+# The bundle's libraries, build and Python packages (also for running benchmarks by hand).
+source deploy/device_env.sh
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-# ninja builds candidates' CUDA extensions (deploy/requirements-sandbox.txt); the bundle carries it.
-python3 -c "import ninja" 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels ninja
-python3 -c "import google.protobuf" 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels protobuf
-# matplotlib draws kgym report's and kgym eval's charts (report/plot_curves.py); the bundle carries it.
-python3 -c "import matplotlib" 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels-report \
-  matplotlib 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels-report \
-  --break-system-packages matplotlib 2>/dev/null || echo "no matplotlib here: kgym report will say so"
-export KGYM_PLOT_PYTHON="${KGYM_PLOT_PYTHON:-$(command -v python3)}"
 out=${OUT:-/tmp/kgym-gpu-suite}
 mkdir -p "$out"
 status=0
