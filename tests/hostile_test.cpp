@@ -18,6 +18,7 @@
 #include <memory>
 #include <thread>
 
+#include "gpu/executor/eval_defaults.hpp"
 #include "gpu/executor/sandbox_evaluator.hpp"
 #include "messages/enum_names.hpp"
 #include "messages/evidence.hpp"
@@ -47,7 +48,7 @@ struct hostile_case {
 std::string case_name(const hostile_case& c) {
   if (c.placement == PLACEMENT_UNSPECIFIED)
     return c.name;
-  return std::string(c.name) + "_" + lower_name(c.placement).substr(std::string("placement_").size());
+  return std::string(c.name) + "_" + placement_name(c.placement);
 }
 
 void PrintTo(const hostile_case& c, std::ostream* os) { *os << case_name(c); }

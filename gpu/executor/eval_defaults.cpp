@@ -31,6 +31,10 @@ Placement placement_named(const std::string& name) {
   throw std::invalid_argument("placement must be " + choices_text(placement_names()) + ", got '" + name + "'");
 }
 
+std::string placement_name(Placement placement) {
+  return lower_name(placement).substr(placement_prefix.size());
+}
+
 std::vector<std::string> placement_names() {
   std::vector<std::string> names;
   for (const auto& name : enum_names<Placement>())

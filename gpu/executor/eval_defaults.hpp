@@ -17,6 +17,8 @@ ToleranceSet tolerance_set_named(const std::string& name);
 Placement placement_named(const std::string& name);
 // Placement's names as written, from the schema ("kept", "redrawn", "checked").
 std::vector<std::string> placement_names();
+// One of them: PLACEMENT_CHECKED -> "checked".
+std::string placement_name(Placement placement);
 
 // messages/eval_defaults.json's text, and parsed (std::logic_error if it does not parse).
 const char* eval_defaults_json();
