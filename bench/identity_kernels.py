@@ -10,13 +10,18 @@ each side's median per batch of the time inside its span where the GPU ran nothi
 (span less busy time: the host's launches and synchronisations inside a forward). Then, for each
 evaluation where they differ, the kernel configurations (full name, grid, block) one side ran in
 its batches and the other did not: a library that chose another plan in one process (another
-tile or split, the same kernel's name cut short) shows there.
+tile or split, the same kernel's name cut short) shows there. Last, per evaluation, how much
+consecutive batches of one side differ (`batch_noise`), by the judge's clock and by the GPU's
+kernels (busy time and span): the timing runs until the speedup's error is small, so where the
+clock's batches differ far more than the kernels' the time goes into noise of the requests
+around the kernels, not of the GPU's work.
 
     KGYM_TRACE_ARCHIVE=/tmp/traces build/kgym check --device cuda --json --no-hacking-check \
         --task TASK --candidate identity ... > results.jsonl
     python3 bench/identity_kernels.py /tmp/traces results.jsonl
 """
 import json
+import math
 import os
 import statistics
 import sys
@@ -100,6 +105,17 @@ def iqm(values: list) -> float:
     return statistics.fmean(ordered[cut:len(ordered) - cut])
 
 
+def batch_noise(times: list) -> float:
+    """How much consecutive batches differ, relatively: 1.4826 times the median absolute
+    deviation of their log-ratios, over sqrt(2) (a ratio of two carries both batches' noise);
+    nan below three batches."""
+    steps = [math.log(b / a) for a, b in zip(times, times[1:]) if a > 0 and b > 0]
+    if len(steps) < 2:
+        return float("nan")
+    middle = statistics.median(steps)
+    return 1.4826 * statistics.median(abs(d - middle) for d in steps) / math.sqrt(2)
+
+
 def main() -> None:
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -107,7 +123,7 @@ def main() -> None:
     print("| task | request | speedup (judge's clock) | kernel busy ratio (ref / cand) | kernel span ratio | "
           "gaps per batch us ref / cand | batches ref / cand |")
     print("|---|---|---|---|---|---|---|")
-    differences = []
+    differences, noise = [], []
     for line in open(results):
         if not line.startswith("{"):
             continue
@@ -129,12 +145,21 @@ def main() -> None:
             ratios.append(iqm(ref) / iqm(cand) if cand and ref else float("nan"))
         print(f"| {r.get('task_id', '?')} | {name} | {r.get('speedup', 0):.4f} | {ratios[0]:.4f} | {ratios[1]:.4f} | "
               f"{gaps[0] / 1e3:.0f} / {gaps[1] / 1e3:.0f} | {len(ref)} / {len(cand)} |")
+        clock = [r.get("reference_batches_ms", [])[1:], r.get("candidate_batches_ms", [])[1:]]
+        noise.append((r.get("task_id", "?"), name, [batch_noise(t) for t in clock] +
+                      [batch_noise(keep(batch_busy(recs, span))[1:]) for span in (False, True)
+                       for recs in (ref_recs, cand_recs)]))
         differences += [f"{name} ({r.get('speedup', 0):.4f}): {d}"
                         for d in config_difference(batch_configs(ref_recs), batch_configs(cand_recs))]
     print("\nkernel configurations one side ran and the other did not:" if differences else
           "\nboth sides ran the same kernel configurations (full name, grid, block) in every evaluation")
     for d in differences:
         print("  " + d)
+    print("\n| task | request | batch noise %, clock ref / cand | kernels busy ref / cand | kernels span ref / cand |")
+    print("|---|---|---|---|---|")
+    for task, name, n in noise:
+        print(f"| {task} | {name} | {100 * n[0]:.2f} / {100 * n[1]:.2f} | {100 * n[2]:.2f} / {100 * n[3]:.2f} | "
+              f"{100 * n[4]:.2f} / {100 * n[5]:.2f} |")
 
 
 if __name__ == "__main__":
