@@ -521,6 +521,41 @@ TEST(RequestJournal, AnswersAndMarksOfTheirOwnLoadAndCompactWithTheirRequests) {
   fs::remove_all(dir);
 }
 
+// A request's seq may be given again once compaction removed every row that had it (the table
+// keeps no AUTOINCREMENT counter: a page less in every commit); nothing of the removed request,
+// its answer or a delivery mark still waiting for its grace, then reaches the new one.
+TEST(RequestJournal, ASeqGivenAgainAfterCompactionInheritsNothing) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "journal_seq_reuse_test";
+  fs::remove_all(dir);
+  EvalRequest first, second;
+  first.set_request_id("first");
+  second.set_request_id("second");
+  EvalResult answer;
+  answer.set_request_id("first");
+  answer.mutable_result()->set_verdict(HACKED);
+  {
+    request_journal journal(dir.string(), std::chrono::milliseconds(60000));
+    journal.accepted(first);
+    journal.answered(answer, true);  // its delivery mark waits a minute
+    journal.commit();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_EQ(journal.compact(std::chrono::seconds(0)), 1);
+    journal.accepted(second);
+    answer.set_request_id("second");
+    answer.mutable_result()->set_verdict(OK);
+    journal.answered(answer, false);  // answered, not handed to its client
+    journal.settle_deliveries();  // the first's mark, due now
+    const auto entries = journal.load();
+    ASSERT_EQ(entries.size(), 1u);
+    EXPECT_EQ(entries[0].request.request_id(), "second");
+    ASSERT_TRUE(entries[0].answer.has_value());
+    EXPECT_EQ(entries[0].answer->result().verdict(), OK);
+    EXPECT_FALSE(entries[0].delivered);  // a restart delivers it again
+  }
+  fs::remove_all(dir);
+}
+
 // The writer commits on its own thread: an answer's number is reported committed only once
 // another reader (a restart) finds it, a synced commit waits for the accepted requests before
 // it, and a stop leaves nothing posted behind, even inside the batch window.
