@@ -28,6 +28,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpu", "sandbox"))
 from kgym_sandbox.frames import kgym_pb2  # noqa: E402  the trace's phases are the schema's
+import request_stages  # noqa: E402
 
 
 def records(path: str) -> list:
@@ -106,14 +107,9 @@ def iqm(values: list) -> float:
 
 
 def batch_noise(times: list) -> float:
-    """How much consecutive batches differ, relatively: 1.4826 times the median absolute
-    deviation of their log-ratios, over sqrt(2) (a ratio of two carries both batches' noise);
+    """How much consecutive batches differ, relatively (request_stages.spread of their logs);
     nan below three batches."""
-    steps = [math.log(b / a) for a, b in zip(times, times[1:]) if a > 0 and b > 0]
-    if len(steps) < 2:
-        return float("nan")
-    middle = statistics.median(steps)
-    return 1.4826 * statistics.median(abs(d - middle) for d in steps) / math.sqrt(2)
+    return request_stages.spread([math.log(t) for t in times if t > 0])
 
 
 def main() -> None:
