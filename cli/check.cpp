@@ -8,6 +8,7 @@
 #include "actors/gpu_executor.hpp"
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
+#include "cli/eval_option_flags.hpp"
 #include "cli/sandbox_options.hpp"
 #include "gpu/executor/eval_defaults.hpp"
 #include "messages/json.hpp"
@@ -52,11 +53,9 @@ command_line check_command_line() {
       .whole("memory-mb", "N", "host memory limit of the candidate, kgym's own processes not counted (default 4096 cpu, 16384 cuda)")
       .whole("disk-mb", "N", "the candidate's private /tmp, /var/tmp and /dev/shm together, a\n"
                              "tmpfs as root (default 2048; its pages count against --memory-mb)")
-      .flag("gpu-sizes", "on cpu, run the task at its full (GPU) sizes, ignoring task.json")
-      .repeated("option", "NAME=VALUE",
-                "any other EvalOptions field (messages/kgym.proto), e.g. min_timed_s=0.25,\n"
-                "batch_memory_mb=16384 (VALUE as JSON, else as text)")
-      .flag("no-hacking-check", "record hacking evidence but do not let it change the verdict\n"
+      .flag("gpu-sizes", "on cpu, run the task at its full (GPU) sizes, ignoring task.json");
+  declare_eval_option_flags(c, "");
+  c.flag("no-hacking-check", "record hacking evidence but do not let it change the verdict\n"
                                 "(an ablation, and how bench/ times the reference against itself)")
       .flag("verbose", "log the executor's progress to stderr")
       .config_file();
@@ -121,9 +120,7 @@ int run_check(const std::vector<std::string>& argv) {
   options.set_disk_limit_mb(static_cast<int64_t>(a.whole("disk-mb", 0)));
   options.set_apply_cpu_sizes(!a.has("gpu-sizes"));
   options.set_no_hacking_check(a.has("no-hacking-check"));
-  for (const auto& setting : a.all("option"))
-    if (std::string error = set_field(setting, &options); !error.empty())
-      throw std::invalid_argument("--option " + setting + ": " + error + " (the fields are EvalOptions' in messages/kgym.proto)");
+  apply_eval_option_flags(a, &options);
 
   executor_options exec = sandbox_options(a, device);
 

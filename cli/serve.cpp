@@ -21,6 +21,7 @@
 #include "cli/command_line.hpp"
 #include "cli/cluster.hpp"
 #include "cli/commands.hpp"
+#include "cli/eval_option_flags.hpp"
 #include "cli/stop_signal.hpp"
 #include "cli/web_view.hpp"
 #include "cli/log_level.hpp"
@@ -97,8 +98,11 @@ command_line serve_command_line() {
                                 "replaces --executors")
       .text("tasks-dir", "DIR", "the suite that task_id refers to (default: the built-in tasks)")
       .whole("max-request-bytes", "N", "larger requests are refused (default 4194304)")
-      .flag("eval-cache", "answer an identical (task, program) from the first evaluation")
-      .section("journal and memory:")
+      .flag("eval-cache", "answer an identical (task, program) from the first evaluation");
+  declare_eval_option_flags(c, ": the\nserver's defaults for what a request's own options leave unset (a field\n"
+                               "at its zero value is unset), e.g. timing_precision=0.002 on cuda for more\n"
+                               "evaluations an hour at a little less precision (README)");
+  c.section("journal and memory:")
       .text("state-dir", "DIR", "journal accepted requests and their answers in DIR/journal.sqlite: a\n"
                                 "restart with the same DIR evaluates the unfinished ones again (no client\n"
                                 "re-send; a ZeroMQ client gets its answer when it reconnects under the same\n"
@@ -150,6 +154,8 @@ int run_serve(const std::vector<std::string>& argv) {
     throw std::invalid_argument("refusing to serve the API on " + endpoint + " without a secret: set " + secret_env +
                                 " (clients then send it in EvalRequest.secret), or use tcp://127.0.0.1");
   const Device device = choice<Device>(a, "device", CPU);
+  EvalOptions default_options;
+  apply_eval_option_flags(a, &default_options);
   size_t max_bytes = static_cast<size_t>(a.whole("max-request-bytes", 4 << 20));
   std::map<std::string, Task> suite;
   for (const auto& path : find_tasks(a.get("tasks-dir", builtin_tasks_dir()))) {
@@ -273,6 +279,7 @@ int run_serve(const std::vector<std::string>& argv) {
   setup.service.secret = secret;
   setup.service.device = device;
   setup.service.cpu_sizes = !a.has("gpu-sizes");
+  setup.service.default_options = default_options;
   setup.service.journal = journal.get();
   setup.service.table_limits = table_limits;
   setup.service.drain_timeout = std::chrono::duration<double>(a.number("drain-timeout", 120));

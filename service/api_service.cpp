@@ -170,7 +170,8 @@ void start_evaluation(self_ptr self, const EvalRequest& request, const std::stri
   exec_request.mutable_candidate()->set_id(request.request_id());
   exec_request.mutable_candidate()->set_source(request.candidate_source());
   exec_request.set_device(config.device);
-  *exec_request.mutable_options() = request.options();
+  *exec_request.mutable_options() = config.default_options;
+  exec_request.mutable_options()->MergeFrom(request.options());  // the request's own settings win
   exec_request.mutable_options()->set_apply_cpu_sizes(config.device == CPU && config.cpu_sizes);
   const std::string id = request.request_id();
   self->request(config.scheduler, caf::infinite, std::move(exec_request))

@@ -22,6 +22,7 @@ struct api_service_config {
   std::string secret;               // EvalRequest.secret (or the HTTP bearer) must match; empty: none
   Device device = CPU;
   bool cpu_sizes = true;            // on the CPU, run tasks at their task.json cpu_sizes
+  EvalOptions default_options;      // serve --option: what a request's own options leave unset
   // --state-dir: read when the actor starts (a restart: answers kept, unfinished requests
   // evaluated again), then written by the actor's journal writer (a thread of its own).
   request_journal* journal = nullptr;

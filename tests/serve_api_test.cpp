@@ -101,6 +101,33 @@ TEST(ServeApi, AnswersEveryRequestOnceAndRefusesBadInputClearly) {
   EXPECT_EQ(stop_process(s.pid), 0);
 }
 
+// serve --option: the server's EvalOptions defaults fill what a request's own options leave
+// unset, and a request's own settings win; a malformed one ends serve at once, saying which.
+TEST(ServeApi, ItsOptionsFillWhatARequestLeavesUnset) {
+  server s = start_server("options", {"--executors", "1", "--option", "correctness_trials=3"});
+  ASSERT_FALSE(s.endpoint.empty()) << "kgym serve did not start";
+  client c(s.endpoint);
+  EvalRequest unset = request("unset", "gelu_scale_residual", "fused");
+  unset.mutable_options()->clear_correctness_trials();
+  c.send(unset);
+  c.send(request("own", "gelu_scale_residual", "fused"));  // correctness_trials 2 of its own
+  std::map<std::string, int> trials;
+  for (int n = 0; n < 2; ++n) {
+    EvalResult r = c.receive();
+    EXPECT_EQ(Verdict_Name(r.result().verdict()), "OK") << r.request_id() << ": " << r.error() << r.result().message();
+    trials[r.request_id()] = r.result().trials_size();
+  }
+  EXPECT_EQ(trials["unset"], 6);  // 3 trials, each in train and eval mode
+  EXPECT_EQ(trials["own"], 4);
+  EXPECT_EQ(stop_process(s.pid), 0);
+
+  const std::string log = fs::temp_directory_path().string() + "/kgym-options-" + std::to_string(::getpid()) + ".log";
+  pid_t bad = start_kgym({"serve", "--executors", "0", "--api", "tcp://127.0.0.1:*", "--option", "no_such=1"}, log);
+  EXPECT_EQ(wait_exit_within(bad, 20s), 2);
+  EXPECT_NE(read_text(log).find("--option no_such=1: no field 'no_such' in EvalOptions"), std::string::npos) << read_text(log);
+  fs::remove(log);
+}
+
 TEST(ServeApi, SecretsAreRequiredWhereConfigured) {
   server s = start_server("secret", {"--executors", "1"}, "s3cret");
   ASSERT_FALSE(s.endpoint.empty());
