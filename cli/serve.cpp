@@ -27,6 +27,7 @@
 #include "cli/log_level.hpp"
 #include "cli/sandbox_options.hpp"
 #include "gpu/executor/gpu_assignment.hpp"
+#include "messages/json.hpp"
 #include "service/eval_api.hpp"
 #include "service/http_front.hpp"
 #include "pipeline/paths.hpp"
@@ -251,6 +252,8 @@ int run_serve(const std::vector<std::string>& argv) {
   }
   spdlog::info("kgym serve: {} executors on {}, {} tasks, listening on {}{}", n_executors, on, suite.size(), bound,
                secret.empty() ? "" : " (secret required)");
+  if (default_options.ByteSizeLong() > 0)
+    spdlog::info("kgym serve: evaluation options where a request sets none: {}", to_json(default_options));
   stop_on_signals();
 
   // The page for people (--web): a board the service keeps, the scheduler asked from its threads.
