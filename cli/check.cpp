@@ -56,7 +56,7 @@ command_line check_command_line() {
       .flag("gpu-sizes", "on cpu, run the task at its full (GPU) sizes, ignoring task.json");
   declare_eval_option_flags(c, "");
   c.flag("no-hacking-check", "record hacking evidence but do not let it change the verdict\n"
-                                "(an ablation, and how bench/ times the reference against itself)")
+                             "(an ablation, and how bench/ times the reference against itself)")
       .flag("verbose", "log the executor's progress to stderr")
       .config_file();
   declare_sandbox_options(c);
