@@ -140,9 +140,17 @@ def judge(sock: socket.socket, device: str, batches: int, flush_here: bool, core
 def one_pair(task_path: str, variant: str, args, cores: list) -> list:
     judge_end, runner_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     read_fd, write_fd = os.pipe()
-    pids = [process_speed.forked(runner, task_path, runner_end, args.device, args.k, variant == "spin", cores[1]),
-            process_speed.forked(judge, judge_end, args.device, args.batches, variant == "flush-here", cores[0],
-                                 write_fd)]
+
+    def as_runner():  # without the judge's ends: a judge that dies then ends the runner and the read below
+        judge_end.close()
+        os.close(write_fd)
+        runner(task_path, runner_end, args.device, args.k, variant == "spin", cores[1])
+
+    def as_judge():
+        runner_end.close()
+        judge(judge_end, args.device, args.batches, variant == "flush-here", cores[0], write_fd)
+
+    pids = [process_speed.forked(as_runner), process_speed.forked(as_judge)]
     os.close(write_fd)
     judge_end.close()
     runner_end.close()
