@@ -146,10 +146,21 @@ TEST(TraceCheck, LeavesEachBatchsDeliveryOutOfTheProtocol) {
   EXPECT_EQ(phase_protocol(phase_calls_named({"train", "checks", "eval", "checks", "batch", "idle", "deliver"}),
                            expected),
             "partial");
+  // A batch's outputs delivered a few at a time (the judge's buffers fewer than the calls it
+  // compares): each delivery right after the idle call that closed the one before.
+  const auto in_parts = phase_calls_named({"train", "checks", "eval", "checks", "batch", "idle", "deliver", "idle",
+                                           "deliver", "idle", "deliver", "idle", "batch", "idle", "deliver", "idle",
+                                           "timed:0", "checks", "untraced"});
+  EXPECT_EQ(phase_names(without_deliveries(in_parts)), phase_names(expected));
+  EXPECT_EQ(phase_protocol(in_parts, expected), "complete");
   // A deliver call anywhere else is not the harness's.
   EXPECT_EQ(phase_protocol(phase_calls_named({"train", "checks", "deliver", "eval"}), expected), "deviates");
-  EXPECT_EQ(phase_protocol(phase_calls_named({"train", "checks", "eval", "checks", "batch", "idle", "deliver", "idle",
+  EXPECT_EQ(phase_protocol(phase_calls_named({"train", "checks", "eval", "checks", "batch", "idle", "deliver",
                                               "deliver", "idle"}),
+                           expected),
+            "deviates");
+  EXPECT_EQ(phase_protocol(phase_calls_named({"train", "checks", "eval", "checks", "batch", "idle", "batch", "idle",
+                                              "timed:0", "checks", "deliver", "idle"}),
                            expected),
             "deviates");
 }
@@ -424,6 +435,29 @@ TEST(RequestWindows, ADeliveryCopiesDeviceMemoryAndNoMoreThanItsOutputs) {
   EXPECT_EQ(large.first_outside,
             "'[memcpy]' (device to device, 97 bytes, 0.050 ms) ran from 0.100 to 0.150 ms after delivery 0 opened (it "
             "closed at 0.400 ms)");
+}
+
+// A batch's outputs in two deliveries (the judge's buffers hold one call's): the second opens
+// right after the first's idle call, and each copies within its own budget; a third the judge
+// never asked for (the candidate's own phase calls) may copy nothing.
+TEST(RequestWindows, LetABatchsOutputsArriveInSeveralDeliveries) {
+  checked_trace t = delivered_trace({{"k", 1'100'000, 1'900'000}, device_copy(2'250'000, 2'300'000),
+                                     device_copy(2'700'000, 2'750'000), device_copy(3'100'000, 3'150'000)});
+  t.phase_calls = phase_calls_named({"checks", "batch", "idle", "deliver", "idle", "deliver", "idle", "deliver", "idle",
+                                     "timed:0", "checks", "untraced"});
+  t.phase_at_ns = {500'000, 1'000'000, 2'000'000, 2'200'000, 2'600'000, 2'650'000, 2'900'000, 3'000'000, 3'300'000,
+                   9'000'000, 9'500'000, 9'600'000};
+  const std::vector<double> one_batch = {1.2};
+  auto asked = check_request_windows(t, one_batch, {{0.5, 0.5, 0.5}, 1, 2048});
+  EXPECT_EQ(asked.windows, 1);
+  EXPECT_EQ(asked.deliveries, 3);
+  EXPECT_EQ(asked.outside, 0) << asked.first_outside;
+  EXPECT_EQ(asked.longer, 0) << asked.first_longer;
+  auto forged = check_request_windows(t, one_batch, {{0.5, 0.5}, 1, 2048});
+  EXPECT_EQ(forged.outside, 1);
+  EXPECT_EQ(forged.first_outside,
+            "'[memcpy]' (device to device, 2048 bytes, 0.050 ms) ran from 0.100 to 0.150 ms after delivery 2 opened (it "
+            "closed at 0.300 ms)");
 }
 
 TEST(RequestWindows, AnUnclosedWindowAndNoWindowsAtAll) {

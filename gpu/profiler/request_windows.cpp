@@ -56,6 +56,8 @@ std::string describe(const KernelActivity& k, const std::vector<window>& windows
 bool delivers(const KernelActivity& k, window& w, const delivery_limits& limits) {
   if (k.name() != "[memcpy]" || k.copy_kind() != COPY_DEVICE_TO_DEVICE)
     return false;
+  if (w.index >= static_cast<int>(limits.judge_ms.size()))
+    return false;  // a delivery the judge never asked for (phase calls of the candidate's own) may copy nothing
   w.bytes += static_cast<int64_t>(k.bytes());
   return ++w.copies <= limits.copies && w.bytes <= limits.bytes;
 }
@@ -68,8 +70,9 @@ request_windows check_request_windows(const checked_trace& trace, const std::vec
   std::vector<window> windows;
   uint64_t section_end = std::numeric_limits<uint64_t>::max();
   const auto& calls = trace.phase_calls;
+  const auto opens = delivery_openings(calls);
   for (size_t i = 0; i < calls.size() && i < trace.phase_at_ns.size(); ++i) {
-    const bool batch = calls[i].kind() == TRACE_BATCH, delivery = opens_delivery(calls, i);
+    const bool batch = calls[i].kind() == TRACE_BATCH, delivery = opens[i];
     if (batch || delivery) {
       uint64_t close = i + 1 < trace.phase_at_ns.size() ? trace.phase_at_ns[i + 1] : section_end;
       windows.push_back({trace.phase_at_ns[i], close, delivery, delivery ? found.deliveries++ : found.windows++});

@@ -127,15 +127,19 @@ std::vector<PhaseCall> expected_phase_calls(int trials, int batches, int traced_
   return calls;
 }
 
-bool opens_delivery(const std::vector<PhaseCall>& calls, size_t i) {
-  return calls[i].kind() == TRACE_DELIVER && i >= 2 && calls[i - 1].kind() == TRACE_IDLE &&
-         calls[i - 2].kind() == TRACE_BATCH;
+std::vector<bool> delivery_openings(const std::vector<PhaseCall>& calls) {
+  std::vector<bool> opens(calls.size(), false);
+  for (size_t i = 2; i < calls.size(); ++i)
+    opens[i] = calls[i].kind() == TRACE_DELIVER && calls[i - 1].kind() == TRACE_IDLE &&
+               (calls[i - 2].kind() == TRACE_BATCH || opens[i - 2]);
+  return opens;
 }
 
 std::vector<PhaseCall> without_deliveries(const std::vector<PhaseCall>& calls) {
+  const auto opens = delivery_openings(calls);
   std::vector<PhaseCall> kept;
   for (size_t i = 0; i < calls.size(); ++i) {
-    if (!opens_delivery(calls, i)) {
+    if (!opens[i]) {
       kept.push_back(calls[i]);
       continue;
     }

@@ -53,12 +53,14 @@ ProfileReport profile_of(const checked_trace& trace);
 // checks (GPU only: none on the CPU); untraced before the trace ends.
 std::vector<PhaseCall> expected_phase_calls(int trials, int batches, int traced_reps);
 
-// Whether call i opens a batch's delivery (GPU): a deliver call right after that batch's idle call.
-bool opens_delivery(const std::vector<PhaseCall>& calls, size_t i);
+// Per call, whether it opens one of a batch's deliveries (GPU): a deliver call right after that
+// batch's idle call, or right after the idle call that closed the batch's previous delivery (the
+// judge names the outputs it compares a few at a time when its buffers are fewer). Linear.
+std::vector<bool> delivery_openings(const std::vector<PhaseCall>& calls);
 
-// The calls without the GPU's deliveries: a deliver call right after a batch's idle call, and
-// the idle call after it (request_windows checks what ran there). A deliver call anywhere
-// else stays, off the protocol.
+// The calls without the GPU's deliveries: each call delivery_openings marks, and the idle call
+// after it (request_windows checks what ran there). A deliver call anywhere else stays, off
+// the protocol.
 std::vector<PhaseCall> without_deliveries(const std::vector<PhaseCall>& calls);
 
 // How the recorded calls (without_deliveries) relate to the protocol: "complete" (all of it),

@@ -434,10 +434,13 @@ class RefillSide(ScriptedSide):
         if self.buffers is None:
             self.buffers = [inputs[0].clone() for inputs in sets]  # the arena, made at the first fill
 
-    def deliver(self, calls):
+    def delivery_size(self):
+        return 1 << 30
+
+    def deliver(self, calls, done=True):
         pass
 
-    def slot_output(self, i):
+    def delivered_output(self, call, j):
         return [torch.zeros(2)]
 
 
@@ -460,6 +463,48 @@ class TimingRefill(unittest.TestCase):
         # is made from them), never buffers of its own.
         self.assertIs(candidate.fills[1][0], reference.buffers[0])
         self.assertIsNone(candidate.input_targets(2) or None)
+
+
+class DeliveringSide:
+    """A side whose last batch's outputs reach `size` buffers at a time (RemoteCandidate on the
+    GPU): records each delivery, answers which call each buffer holds."""
+
+    def __init__(self, size: int):
+        self.size, self.deliveries, self.held = size, [], []
+
+    def delivery_size(self):
+        return self.size
+
+    def deliver(self, calls, done=True):
+        assert len(calls) <= self.size
+        self.deliveries.append((list(calls), done))
+        self.held = list(calls)
+
+    def delivered_output(self, call, j):
+        return self.held[j]
+
+
+class Delivery(unittest.TestCase):
+    def test_a_side_holds_buffers_for_every_call_only_while_they_are_small(self):
+        from kgym_sandbox import remote_candidate
+        mib = 1 << 20
+        self.assertEqual(remote_candidate.delivery_slots(15, 520 * mib), 1)  # KernelBench's l2_73: one output
+        self.assertEqual(remote_candidate.delivery_slots(15, 64 * mib), 4)
+        self.assertEqual(remote_candidate.delivery_slots(15, 100 * mib), 2)
+        self.assertEqual(remote_candidate.delivery_slots(64, mib), 64)
+        self.assertEqual(remote_candidate.delivery_slots(3, 4), 3)
+        self.assertEqual(remote_candidate.delivery_slots(5, 0), 5)
+
+    def test_chosen_calls_are_delivered_a_few_at_a_time_and_each_compared_with_its_own(self):
+        sides = {"ref": DeliveringSide(3), "cand": DeliveringSide(2)}
+        compared, spent = [], {"timing_delivery": 0.0, "timing_checks": 0.0}
+        n = timing.compare_chosen(sides, [0, 3, 5, 7, 9], lambda i, ref, cand: compared.append((i, ref, cand)), spent)
+        self.assertEqual(n, 5)
+        self.assertEqual(compared, [(0, 0, 0), (3, 3, 3), (5, 5, 5), (7, 7, 7), (9, 9, 9)])
+        for side in sides.values():  # the fewer buffers of the two decide; the last part says done
+            self.assertEqual(side.deliveries, [([0, 3], False), ([5, 7], False), ([9], True)])
+        self.assertEqual(timing.compare_chosen(sides, [], lambda *a: compared.append(a), spent), 0)
+        self.assertEqual(len(compared), 5)
 
 
 class PlacedSide(RefillSide):

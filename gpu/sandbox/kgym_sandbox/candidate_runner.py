@@ -25,7 +25,7 @@ class Runner:
         self.model = None
         self.granted, self.confine_error, self.confine_seconds = [], None, {}  # zygote.runner_main
         self.input_sets, self.slots = [[]], [[]]  # per call of a batch: its inputs, its output buffers
-        self.kept = {}  # call -> (slot, outputs) of the last timed batch, for `deliver`
+        self.kept = {}  # call -> outputs of the last timed batch, for `deliver`
         self.phase = None
         self.pad = None  # held by `move`
         self.core = None  # the timing core, taken at the first request (zygote.timing_cores)
@@ -145,9 +145,9 @@ class Runner:
         return {}
 
     def batch(self, message, fds):
-        """A timed batch: k eval-mode calls back to back on input sets 0..k-1, each output
-        copied into its slot, then one device-wide synchronisation; `passes` times over (the
-        judge's measure of what a request costs). A batch opens a window in the trace (phase
+        """A timed batch: k eval-mode calls back to back on input sets 0..k-1, their outputs
+        kept or copied into their slots (`run`), then one device-wide synchronisation; `passes`
+        times over (the judge's measure of what a request costs). A batch opens a window in the trace (phase
         TRACE_BATCH) that TRACE_IDLE closes once the answer is ready; with "rep", a traced call
         (TRACE_TIMED, that rep) closed by TRACE_CHECKS."""
         traced_rep = message.get("rep")
@@ -164,46 +164,55 @@ class Runner:
 
     def deliver(self, message, fds):
         """The outputs `run` kept of the last timed batch's calls the judge names, into the
-        judge's buffers, after the judge's clock stopped: device-to-device copies, and nothing
-        else of this process's may run on the GPU here (TRACE_DELIVER; the executor counts the
-        copies)."""
+        judge's buffers (the j-th named into slot j), after the judge's clock stopped:
+        device-to-device copies, and nothing else of this process's may run on the GPU here
+        (TRACE_DELIVER; the executor counts the copies). The judge names them a few at a time
+        when its slots are fewer than the calls it compares; "done" ends the batch's deliveries
+        (the kept outputs are let go)."""
+        calls = [int(call) for call in message.get("calls", [])]
+        if len(calls) > len(self.slots):
+            return self.refusal("RUNTIME_ERROR", f"{len(calls)} outputs to deliver into {len(self.slots)} slots")
         self.enter(tracing.DELIVER)
         try:
-            for call in message.get("calls", []):
-                copy_into(*self.kept.get(int(call), ((), ())))
+            for slot, call in zip(self.slots, calls):
+                copy_into(slot, self.kept.get(call, ()))
             if self.device == "cuda":
                 torch.cuda.synchronize()
         except BaseException as exc:
+            self.kept = {}
             return self.refusal(failures.classify(exc), failures.last_line(exc))
         finally:
-            self.kept = {}
             self.enter(tracing.IDLE)
+        if message.get("done", True):
+            self.kept = {}
         return {}
 
     def run(self, model, k: int, passes: int = 1, keep: bool = False) -> dict:
-        """k calls (`passes` times over), each output copied into its slot, then one
-        synchronisation. With `keep`, outputs that a plain copy moves (compare.deliverable) out
-        of plain device memory (device_resident) are kept for `deliver` instead, so the judge's
-        clock around this request times the calls alone, as KernelBench's events do; others are
-        copied here, inside it."""
-        if not 1 <= k <= min(len(self.input_sets), len(self.slots)):
+        """k calls (`passes` times over), then one synchronisation. With `keep`, every call's
+        outputs are kept for `deliver`, so the judge's clock around this request times the calls
+        alone, as KernelBench's events do, and the judge needs buffers only for the calls it
+        compares: as they are where a plain copy moves them (compare.deliverable) out of plain
+        device memory (device_resident), else as a plain copy made here, inside the request.
+        Without it each call's outputs are copied into its slot, inside the request."""
+        if not 1 <= k <= len(self.input_sets) or not self.slots or (not keep and k > len(self.slots)):
             return self.refusal("RUNTIME_ERROR", f"a batch of {k} calls without {k} input sets and slots")
         aliases, kept = False, {}
         self.kept = {}
         try:
             with torch.no_grad():
-                for i, (inputs, slot) in enumerate(list(zip(self.input_sets[:k], self.slots[:k])) * max(passes, 1)):
+                for i, inputs in enumerate(self.input_sets[:k] * max(passes, 1)):
                     out = model(*inputs)
                     try:
                         flat = compare.flatten(out)
                     except TypeError as exc:
                         return {"wrong": str(exc)}
-                    if keep and compare.deliverable(flat) and self.device_resident(flat):
-                        wrong = self.layout_error(slot, flat)
-                        if not wrong:
-                            kept[i % k] = slot, [t.detach() for t in flat]  # a later pass's replaces it
+                    if keep:
+                        wrong = self.layout_error(self.slots[0], flat)
+                        if not wrong:  # a later pass's replaces it
+                            kept[i % k] = [t.detach() for t in flat] \
+                                if compare.deliverable(flat) and self.device_resident(flat) else plain_copies(flat)
                     else:
-                        wrong = self.copy_to(slot, flat)
+                        wrong = self.copy_to(self.slots[i % k], flat)
                     if wrong:
                         return {"wrong": wrong}
                     aliases = aliases or compare.aliases(flat, [x for x in inputs if isinstance(x, torch.Tensor)])
@@ -212,7 +221,7 @@ class Runner:
         except BaseException as exc:
             return self.refusal(failures.classify(exc), failures.last_line(exc))
         self.kept = kept
-        if compare.calls_share_storage([flat for _, flat in kept.values()]):
+        if compare.calls_share_storage(list(kept.values())):
             # One buffer returned by several calls: the earlier calls' outputs are gone. The last
             # call's may be delivered, and the judge copies inside the timing from now on.
             self.kept = {i: v for i, v in kept.items() if i == k - 1}
@@ -293,6 +302,12 @@ def copy_into(slot: list, flat: list) -> None:
     """Each output into its buffer of the judge's (layouts already checked: Runner.layout_error)."""
     for dst, src in zip(slot, flat):
         dst.copy_(src.detach())
+
+
+def plain_copies(flat: list) -> list:
+    """Contiguous tensors in this process's device memory holding the outputs' values now
+    (layouts already checked): what `deliver` may copy for outputs it could not move as they are."""
+    return [torch.empty(tuple(t.shape), dtype=t.dtype, device=t.device).copy_(t.detach()) for t in flat]
 
 
 OPS = {"ping": Runner.ping, "build": Runner.build, "inputs": Runner.inputs_, "outputs": Runner.outputs,

@@ -15,6 +15,17 @@ import torch
 from . import channel as channel_mod
 from . import device_memory, failures, in_place_inputs, numerics, packing, precision, shared_tensors
 
+# A side's output buffers for delivered outputs: as many as the calls of a batch while they take
+# at most this much, at least one. KernelBench's harness holds one output a side; the calls'
+# own outputs stay in the processes that made them until the judge has named those it compares.
+DELIVERY_BYTES = 256 << 20
+
+
+def delivery_slots(k: int, output_bytes: int) -> int:
+    """Output buffers a side needs for a batch of k calls whose outputs it keeps until delivery."""
+    return max(1, min(k, DELIVERY_BYTES // max(output_bytes, 1)))
+
+
 class RemoteCandidate:
     def __init__(self, chan: channel_mod.Channel, device: str, source: str, traced: bool, memory_limit_mb: int = 0,
                  trusted: bool = False):
@@ -32,6 +43,7 @@ class RemoteCandidate:
         self.batch_ms = []  # the judge's clock around each timed batch request, in order
         self.delivery_ms = []  # ... and around each delivery of a batch's outputs (cuda)
         self.keep_outputs = True  # the process keeps its outputs for the delivery (else copies them timed)
+        self.batch_kept = False  # whether the last timed batch's outputs wait for `deliver`
 
     def request(self, phase: str, message: dict, fds: list = (), internal_ok: bool = False) -> dict:
         """Sends one request and returns its answer; a failure for a dead or lying candidate.
@@ -192,21 +204,29 @@ class RemoteCandidate:
         self.fill_sets([inputs], phase)
 
     def expect(self, expected: list, phase: str, k: int = 1) -> None:
-        """k sets of output buffers shaped like the reference's outputs, for the candidate's
-        calls to copy into (the judge's memory: nothing is read from the candidate's)."""
+        """Output buffers shaped like the reference's outputs, for the calls of a batch of k to
+        copy into (the judge's memory: nothing is read from the candidate's): one a call where
+        calls copy inside their request (the CPU, or after `reused`), else `delivery_slots`."""
         specs = packing.flat_specs(expected)
-        if specs != self.slot_specs or k > len(self.slots):
-            arena = shared_tensors.Arena(self.device, specs * k, self.driver)
+        copied = self.device != "cuda" or not self.keep_outputs
+        n = k if copied else delivery_slots(k, sum(t.numel() * t.element_size() for t in expected))
+        if specs != self.slot_specs or n > len(self.slots):
+            arena = shared_tensors.Arena(self.device, specs * n, self.driver)
             self.request(phase, {"op": "outputs", "per_call": len(expected), "arena": arena.describe()}, arena.fds())
             self.slots = [arena.tensors[i:i + len(expected)] for i in range(0, len(arena.tensors), len(expected))]
             self.slot_specs = specs
 
     def slot_output(self, i: int) -> list:
-        """What call i left in its output buffers, compared where it lies (no copy: at
-        KernelBench's sizes one output is up to 8 GiB). The buffers are the judge's, though
-        the candidate's process keeps them mapped: values it writes after answering are work
-        outside the time the judge saw, which the trace shows on the GPU (deferred work)."""
+        """What slot i holds, compared where it lies (no copy: at KernelBench's sizes one output
+        is up to 8 GiB). The buffers are the judge's, though the candidate's process keeps them
+        mapped: values it writes after answering are work outside the time the judge saw, which
+        the trace shows on the GPU (deferred work)."""
         return list(self.slots[i])
+
+    def delivered_output(self, call: int, j: int) -> list:
+        """Call `call` of the last timed batch: the j-th delivered by its `deliver`, or where the
+        calls copied inside the request, its own slot."""
+        return self.slot_output(j if self.batch_kept else call)
 
     # -- calls ---------------------------------------------------------------------------
 
@@ -252,6 +272,7 @@ class RemoteCandidate:
         (`batch_ms`): the executor matches each to the window the candidate's trace shows for it.
         On the GPU the process keeps the outputs for `deliver`."""
         t0 = time.perf_counter()
+        self.batch_kept = self.device == "cuda" and self.keep_outputs and rep is None
         pending = self.post("timing", {"op": "batch", "k": k, "passes": passes, "keep": self.keep_outputs,
                                        **({} if rep is None else {"rep": rep})})
         try:
@@ -266,15 +287,20 @@ class RemoteCandidate:
                                      "source": "judge"}])
         return seconds, answer
 
-    def deliver(self, calls: list) -> None:
+    def delivery_size(self) -> int:
+        """Calls one `deliver` may name."""
+        return len(self.slots) if self.batch_kept else max(len(self.slots), 1 << 30)
+
+    def deliver(self, calls: list, done: bool = True) -> None:
         """On the GPU, the outputs of the last timed batch's `calls` (the judge's choice, made
-        after the batch) into their buffers, off the clock; the judge's clock around the request
-        is kept (`delivery_ms`): the executor matches each to the delivery window the trace shows."""
-        if self.device != "cuda" or not calls:
+        after the batch; at most delivery_size) into its buffers, off the clock; `done`: the
+        batch's last delivery. The judge's clock around the request is kept (`delivery_ms`):
+        the executor matches each to the delivery window the trace shows."""
+        if not self.batch_kept or not calls:
             return
         t0 = time.perf_counter()
         try:
-            self.request("timing", {"op": "deliver", "calls": list(calls)})
+            self.request("timing", {"op": "deliver", "calls": list(calls), "done": done})
         finally:
             self.delivery_ms.append((time.perf_counter() - t0) * 1e3)
 

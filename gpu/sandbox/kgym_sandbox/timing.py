@@ -369,6 +369,25 @@ def batch_size(call_s: float, set_bytes: int, memory_bytes: int) -> int:
     return int(max(1, min(by_time, by_memory, MAX_BATCH)))
 
 
+def compare_chosen(sides: dict, chosen: list, check, spent: dict) -> int:
+    """The last batch's `chosen` calls compared, side by side: delivered a few at a time where a
+    side's buffers are fewer than the calls (on the GPU they wait in the processes that made
+    them), each part checked before the next is delivered into the same buffers. Returns how
+    many were compared; adds the time to `spent` (timing_delivery, timing_checks)."""
+    size = max(min(side.delivery_size() for side in sides.values()), 1)
+    for start in range(0, len(chosen), size):
+        part = chosen[start:start + size]
+        t0 = time.perf_counter()
+        for side in sides.values():
+            side.deliver(part, done=start + size >= len(chosen))
+        t1 = time.perf_counter()
+        for j, i in enumerate(part):
+            check(i, sides["ref"].delivered_output(i, j), sides["cand"].delivered_output(i, j))
+        spent["timing_delivery"] += t1 - t0
+        spent["timing_checks"] += time.perf_counter() - t1
+    return len(chosen)
+
+
 def time_interleaved(reference, candidate, new_inputs, expected: list, check, stop: StopRule, k: int,
                      device: str, seconds: dict, check_this, draw_pad=None) -> dict:
     """Batches of k calls a side (from `plan`), alternating which side runs first; both sides
@@ -452,26 +471,22 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
                     side.keep_outputs = False
                 raw["ref"].pop()
                 raw["cand"].pop()
-            t2 = time.perf_counter()
-            spent["timing_calls"] += t2 - t1
+            spent["timing_calls"] += time.perf_counter() - t1
             calls += k
             batch += 1
             last = stop.done(raw["ref"], raw["cand"], calls)
             # The calls compared, chosen now that both sides have answered: on the GPU only their
-            # outputs are delivered (off the clock; a side learns the choice once its calls ran).
+            # outputs are delivered (off the clock; a side learns the choice once its calls ran),
+            # as many at a time as the judge has buffers for (delivery_size).
             all_calls = bool(every) and not reused and checks_whole_batch(raw["cand"])
             if all_calls:
                 whole.add(len(raw["cand"]) - 1)
             chosen = [i for i in range(k) if all_calls or
                       (not (reused and i < k - 1) and ((last and i == k - 1) or check_this()))]
-            for side in sides.values():
-                side.deliver(chosen)
-            t3 = time.perf_counter()
-            spent["timing_delivery"] += t3 - t2
-            for i in chosen:
-                check(calls - k + i, reference.slot_output(i), candidate.slot_output(i))
-                checked += 1
-            spent["timing_checks"] += time.perf_counter() - t3
+            checked += compare_chosen(sides, chosen, lambda i, ref, cand: check(calls - k + i, ref, cand), spent)
+            if reused:  # copied inside the timing from now on: a buffer a call
+                for side in sides.values():
+                    side.expect(expected, "timing", k)
             if last:
                 break
         t0 = time.perf_counter()
