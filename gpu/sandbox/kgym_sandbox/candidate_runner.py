@@ -147,9 +147,9 @@ class Runner:
     def batch(self, message, fds):
         """A timed batch: k eval-mode calls back to back on input sets 0..k-1, their outputs
         kept or copied into their slots (`run`), then one device-wide synchronisation; `passes`
-        times over (the judge's measure of what a request costs). A batch opens a window in the trace (phase
-        TRACE_BATCH) that TRACE_IDLE closes once the answer is ready; with "rep", a traced call
-        (TRACE_TIMED, that rep) closed by TRACE_CHECKS."""
+        times over (the judge's measure of what a request costs). A batch opens a window in the
+        trace (phase TRACE_BATCH) that TRACE_IDLE closes once the answer is ready; with "rep", a
+        traced call (TRACE_TIMED, that rep) closed by TRACE_CHECKS."""
         traced_rep = message.get("rep")
         self.enter(tracing.BATCH if traced_rep is None else tracing.timed_phase(int(traced_rep)))
         try:

@@ -288,8 +288,8 @@ class RemoteCandidate:
         return seconds, answer
 
     def delivery_size(self) -> int:
-        """Calls one `deliver` may name."""
-        return len(self.slots) if self.batch_kept else max(len(self.slots), 1 << 30)
+        """Calls one `deliver` may name (where the calls copied inside their request, any)."""
+        return len(self.slots) if self.batch_kept else 1 << 30
 
     def deliver(self, calls: list, done: bool = True) -> None:
         """On the GPU, the outputs of the last timed batch's `calls` (the judge's choice, made
