@@ -281,6 +281,46 @@ std::pair<ExecResult, CandidateTrace> sandbox_evaluator::evaluate_on_device(cons
   return {result, trace};
 }
 
+std::string sandbox_evaluator::start_evaluation(const ExecRequest& request, const SandboxEvent::Built& built,
+                                                std::string* workdir, SandboxEvent* event) {
+  for (int attempt = 1;; ++attempt) {
+    if (auto error = ensure_zygote(); !error.empty()) {
+      zygote_.reset();
+      return error;
+    }
+    if (prepared_workdirs_.empty()) {
+      *workdir = new_workdir();
+    } else {
+      *workdir = prepared_workdirs_.front();
+      prepared_workdirs_.pop_front();
+    }
+    top_up_prepared();
+    SandboxCommand command;
+    command.mutable_evaluate()->set_workdir(*workdir);
+    for (const auto& next : prepared_workdirs_)
+      command.mutable_evaluate()->add_next_workdirs(next);
+    command.mutable_evaluate()->set_extension_cache(options_.extension_cache);
+    for (const auto& extension : built.extensions())
+      command.mutable_evaluate()->add_extension_keys(extension.key());
+    *command.mutable_evaluate()->mutable_request() = request;
+    std::string frame_error;
+    const bool sent = zygote_->send(command);
+    const auto status = sent ? zygote_->read_event(event, clock_type::now() + std::chrono::seconds(30), &frame_error)
+                             : sandbox_process::read_status::closed;
+    if (status == sandbox_process::read_status::event && event->has_started())
+      return {};
+    const bool gone = status == sandbox_process::read_status::closed;
+    spdlog::warn("request {}: the sandbox zygote did not start it{}{}; the end of {}:\n{}", request.request_id(),
+                 gone ? " (gone)" : "", gone && attempt == 1 ? ", sending it to a new one" : "",
+                 options_.launch.log_path, log_tail(options_.launch.log_path));
+    zygote_.reset();
+    forget_prepared();
+    remove_workdir(*workdir);
+    if (!gone || attempt >= 2)
+      return "the sandbox did not start the evaluation " + frame_error;
+  }
+}
+
 ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const SandboxEvent::Built& built,
                                             CandidateTrace* trace) {
   const auto started = clock_type::now();
@@ -293,45 +333,17 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
     return r;
   };
 
-  if (auto error = ensure_zygote(); !error.empty()) {
-    fail(&result, INTERNAL_ERROR, PHASE_START, error);
-    zygote_.reset();
-    return finish(result);
-  }
-  fs::path workdir;
-  if (prepared_workdirs_.empty()) {
-    workdir = new_workdir();
-  } else {
-    workdir = prepared_workdirs_.front();
-    prepared_workdirs_.pop_front();
-  }
-  top_up_prepared();
-
-  SandboxCommand command;
-  command.mutable_evaluate()->set_workdir(workdir.string());
-  for (const auto& next : prepared_workdirs_)
-    command.mutable_evaluate()->add_next_workdirs(next);
-  command.mutable_evaluate()->set_extension_cache(options_.extension_cache);
-  double compile_s = 0;
-  for (const auto& extension : built.extensions()) {
-    command.mutable_evaluate()->add_extension_keys(extension.key());
-    compile_s += extension.seconds();
-  }
-  *command.mutable_evaluate()->mutable_request() = request;
+  std::string started_in;
   SandboxEvent event;
-  std::string frame_error;
-  if (!zygote_->send(command) ||
-      zygote_->read_event(&event, clock_type::now() + std::chrono::seconds(30), &frame_error) !=
-          sandbox_process::read_status::event ||
-      !event.has_started()) {
-    fail(&result, INTERNAL_ERROR, PHASE_START, "the sandbox did not start the evaluation " + frame_error);
-    spdlog::warn("request {}: the sandbox zygote did not start it{}; the end of {}:\n{}", request.request_id(),
-                 frame_error.empty() ? " (gone)" : "", options_.launch.log_path, log_tail(options_.launch.log_path));
-    zygote_.reset();
-    forget_prepared();
-    remove_workdir(workdir);
+  if (auto error = start_evaluation(request, built, &started_in, &event); !error.empty()) {
+    fail(&result, INTERNAL_ERROR, PHASE_START, error);
     return finish(result);
   }
+  const fs::path workdir = started_in;
+  std::string frame_error;  // the judge's frames from here on
+  double compile_s = 0;
+  for (const auto& extension : built.extensions())
+    compile_s += extension.seconds();
   // Two processes, each its own session: the judge (whose frames these are) and the
   // candidate. Limits, the watchdog and kills cover both.
   const pid_t child = static_cast<pid_t>(event.started().pid());

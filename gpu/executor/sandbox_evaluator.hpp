@@ -67,6 +67,12 @@ class sandbox_evaluator {
  private:
   ExecResult evaluate_once(const ExecRequest& request, const SandboxEvent::Built& built, CandidateTrace* trace);
   std::string ensure_zygote(bool prepare_first = false);
+  // Hands `request` to the zygote in a workdir of the prepared ones (or a new one) and reads its
+  // started event into `event` (`workdir` says where); an error text, empty on success. A zygote
+  // found gone as the command reached it (its pipe closed: nothing of the request ran) is
+  // replaced and sent the request once more.
+  std::string start_evaluation(const ExecRequest& request, const SandboxEvent::Built& built, std::string* workdir,
+                               SandboxEvent* event);
   std::string new_workdir();
   void top_up_prepared();  // prepared_evaluations directories for the next evaluations' processes
   void forget_prepared();

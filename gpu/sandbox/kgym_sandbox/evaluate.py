@@ -16,7 +16,7 @@ import time
 import torch
 
 from . import (compare, cost_model, device_memory, eval_defaults, failures, frames, in_place_inputs, local_candidate,
-               numerics, packing, precision, program, timing, tracking)
+               numerics, packing, precision, program, remote_candidate, timing, tracking)
 from .laps import Laps
 from .failures import Failure, failure_from  # noqa: F401  (callers catch evaluate.Failure)
 
@@ -247,8 +247,10 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     timed = timing.plan(timed_reference, planned, device, int(opts["timing_reps"]), new_inputs,
                         int(opts["batch_memory_mb"]) << 20)
     result["timed_batch_calls"] = timed["batch"]
-    result["delivery_copies"] = timed["batch"] * len(timed["expected"])
-    result["delivery_bytes"] = timed["batch"] * timing.tensor_bytes(timed["expected"])
+    # What one delivery may copy: the calls the candidate's buffers hold, each call's outputs.
+    per_delivery = remote_candidate.delivery_slots(timed["batch"], timing.tensor_bytes(timed["expected"]))
+    result["delivery_copies"] = per_delivery * len(timed["expected"])
+    result["delivery_bytes"] = per_delivery * timing.tensor_bytes(timed["expected"])
     timed_reference.load_state(reference)  # BatchNorm's running statistics as the trials left them
     # GPU only: on the CPU the next evaluations' start would share the cores being timed.
     timing_planned(device == "cuda" and not device_memory.large(result))
