@@ -18,7 +18,10 @@ sqrt 2). Variants, each a fresh pair, alternated in rounds:
 - `spin`: the runner waits by polling (the twenty-second session's `arm` made it do so for the
   timed request);
 - `flush-here`: the runner flushes L2 in its own context on a request of its own before the timed
-  one, so no context switch precedes the batch.
+  one, so no context switch precedes the batch;
+- `traced`: as plain, with the runner traced as a candidate's process is (the CUPTI injection
+  library on the GPU, the trace library on the CPU, under a key of its own) and its batch
+  bounded by the same phase calls (batch, then idle once synchronised).
 
     python3 bench/request_stages.py --kernelbench ../shared/kernelbench --level 2 --only 73 [--batches 60] [--k 8]
     python3 bench/request_stages.py --task tasks/row_sum --device cpu --batches 10   (the plumbing)
@@ -36,7 +39,8 @@ import time
 import process_speed
 
 STAGES = ("wake", "launch", "sync", "answer", "total", "gpu")
-VARIANTS = ("plain", "spin", "flush-here")
+VARIANTS = ("plain", "spin", "flush-here", "traced")
+TRACE_KEY_BYTES = 16  # gpu/trace/trace_mac.hpp
 
 
 def spread(values: list) -> float:
@@ -71,11 +75,25 @@ def flusher(torch, device: str):
     return flush
 
 
-def runner(task_path: str, sock: socket.socket, device: str, k: int, spin: bool, core) -> None:
-    """Answers "flush" and "batch" (k calls on k input sets, stamped) until "stop"."""
+def start_trace(device: str, library: str, workdir: str):
+    """Has this process traced as the sandbox does a candidate's (before CUDA starts): the
+    library named, its key on a pipe, the trace in `workdir`. Returns its Tracer."""
+    from kgym_sandbox import tracing
+    os.environ["KGYM_CUPTI_LIB" if device == "cuda" else "KGYM_TRACE_LIB"] = library
+    key_r, key_w = os.pipe()
+    os.write(key_w, os.urandom(TRACE_KEY_BYTES))
+    os.close(key_w)
+    tracing.start(workdir, key_r, device)
+    return tracing.Tracer(device)
+
+
+def runner(task_path: str, sock: socket.socket, device: str, k: int, spin: bool, core, trace_library: str = "") -> None:
+    """Answers "flush" and "batch" (k calls on k input sets, stamped) until "stop"; with
+    `trace_library`, traced, each batch between the phase calls batch and idle."""
     import torch
-    from kgym_sandbox import channel
+    from kgym_sandbox import channel, tracing
     pin(core)
+    tracer = start_trace(device, trace_library, os.path.dirname(task_path)) if trace_library else None
     if device == "cuda":
         model, inputs = process_speed.built_model(torch, task_path)
     else:
@@ -95,6 +113,8 @@ def runner(task_path: str, sock: socket.socket, device: str, k: int, spin: bool,
                 flush()
                 chan.send({})
                 continue
+            if tracer:
+                tracer.phase(tracing.BATCH)
             if device == "cuda":
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 start.record()
@@ -105,6 +125,8 @@ def runner(task_path: str, sock: socket.socket, device: str, k: int, spin: bool,
             launched = time.perf_counter()
             if device == "cuda":
                 torch.cuda.synchronize()
+            if tracer:
+                tracer.phase(tracing.IDLE)
             synced = time.perf_counter()
             chan.send({"received": received, "launched": launched, "synced": synced,
                        "gpu_ms": start.elapsed_time(end) if device == "cuda" else 0.0})
@@ -144,7 +166,8 @@ def one_pair(task_path: str, variant: str, args, cores: list) -> list:
     def as_runner():  # without the judge's ends: a judge that dies then ends the runner and the read below
         judge_end.close()
         os.close(write_fd)
-        runner(task_path, runner_end, args.device, args.k, variant == "spin", cores[1])
+        runner(task_path, runner_end, args.device, args.k, variant == "spin", cores[1],
+               args.trace_library if variant == "traced" else "")
 
     def as_judge():
         runner_end.close()
@@ -174,9 +197,15 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=60, help="timed batches a pair")
     parser.add_argument("--rounds", type=int, default=2, help="fresh pairs of each variant, alternated")
     parser.add_argument("--variant", action="append", choices=VARIANTS, help="default: all")
+    parser.add_argument("--trace-library", help="for `traced`: default build/libkgym_cupti.so on the GPU, "
+                        "build/libkgym_trace.so on the CPU")
     args = parser.parse_args()
     if not args.task and not (args.kernelbench and args.only is not None):
         parser.error("give --kernelbench and --only, or --task")
+    args.trace_library = os.path.abspath(args.trace_library or os.path.join(
+        os.path.dirname(__file__), "..", "build", "libkgym_cupti.so" if args.device == "cuda" else "libkgym_trace.so"))
+    if "traced" in (args.variant or VARIANTS) and not os.path.exists(args.trace_library):
+        parser.error(f"{args.trace_library} is missing: build kgym first, or leave out --variant traced")
     allowed = sorted(os.sched_getaffinity(0))
     cores = allowed[-2:] if len(allowed) >= 4 else [None, None]  # the judge's, the runner's
     import torch  # noqa: F401  imported before the forks, as in the sandbox's zygote (no CUDA here)
