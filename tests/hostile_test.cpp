@@ -113,6 +113,9 @@ const hostile_case cases[] = {
     // Its work moved into the delivery of each batch's outputs (off the judge's clock on the
     // GPU, where only copies may run); on the CPU the outputs are copied while timed.
     {"works_in_delivery", HACKED, "gpu_work_between_requests|wrong_output_when_timed"},
+    // A delivery of its own after each batch (the judge may deliver a batch's outputs in several
+    // parts, so a chain of deliveries is the protocol's): more than the judge asked for.
+    {"forges_delivery", HACKED, "phase_sequence"},
     // Its answer worked out on the CPU in the delivery, into host memory its timed calls
     // returned as CUDA tensors: only outputs in device memory are delivered, only device to
     // device; the others are copied while timed, before it wrote them.

@@ -453,11 +453,27 @@ TEST(RequestWindows, LetABatchsOutputsArriveInSeveralDeliveries) {
   EXPECT_EQ(asked.deliveries, 3);
   EXPECT_EQ(asked.outside, 0) << asked.first_outside;
   EXPECT_EQ(asked.longer, 0) << asked.first_longer;
+  EXPECT_EQ(asked.unasked_deliveries, 0);
   auto forged = check_request_windows(t, one_batch, {{0.5, 0.5}, 1, 2048});
   EXPECT_EQ(forged.outside, 1);
   EXPECT_EQ(forged.first_outside,
             "'[memcpy]' (device to device, 2048 bytes, 0.050 ms) ran from 0.100 to 0.150 ms after delivery 2 opened (it "
             "closed at 0.300 ms)");
+  EXPECT_EQ(forged.unasked_deliveries, 1);
+  // Even without a copy in it, a delivery the judge never asked for is a phase call of the
+  // candidate's own.
+  t.kernels.pop_back();
+  auto empty = check_request_windows(t, one_batch, {{0.5, 0.5}, 1, 2048});
+  EXPECT_EQ(empty.outside, 0);
+  ExecResult r = result_with(OK);
+  apply_request_windows(empty, false, &r);
+  EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED");
+  ASSERT_EQ(r.evidence_size(), 1);
+  EXPECT_EQ(r.evidence(0).kind(), PHASE_SEQUENCE);
+  EXPECT_EQ(r.evidence(0).detail(), "3 delivery windows in the trace, 2 asked for by the judge");
+  ExecResult asked_result = result_with(OK);
+  apply_request_windows(asked, false, &asked_result);
+  EXPECT_EQ(Verdict_Name(asked_result.verdict()), "OK");
 }
 
 TEST(RequestWindows, AnUnclosedWindowAndNoWindowsAtAll) {

@@ -80,6 +80,7 @@ request_windows check_request_windows(const checked_trace& trace, const std::vec
       section_end = trace.phase_at_ns[i];  // a delivery call out of place ends the section: work after it is outside
     }
   }
+  found.unasked_deliveries = std::max(found.deliveries - static_cast<int>(deliveries.judge_ms.size()), 0);
   if (windows.empty())
     return found;
   const uint64_t slack = static_cast<uint64_t>(window_slack_ms * 1e6);
@@ -133,6 +134,11 @@ void apply_request_windows(const request_windows& found, bool no_hacking_check, 
          "the candidate's process ran GPU work between its timed requests (while the reference was timed, or "
          "left running past its answers)");
   }
+  if (found.unasked_deliveries > 0)
+    hack(PHASE_SEQUENCE,
+         std::to_string(found.deliveries) + " delivery windows in the trace, " +
+             std::to_string(found.deliveries - found.unasked_deliveries) + " asked for by the judge",
+         "the profiler's phases were set by someone other than the harness");
   if (found.longer > 0)
     hack(BATCH_WINDOW_LONGER_THAN_REQUEST,
          std::to_string(found.longer) + " of " + std::to_string(found.windows) + " batch windows" +

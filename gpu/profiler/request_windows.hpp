@@ -27,6 +27,7 @@ struct request_windows {
   std::string first_outside;  // the first of them, where it ran
   int longer = 0;             // windows (batch or delivery) longer than the judge's request around them
   std::string first_longer;
+  int unasked_deliveries = 0;  // delivery windows beyond the judge's delivery requests: phase calls of its own
 };
 
 // Clock granularity and skew between CUPTI's kernel timestamps and its clock for the phase
@@ -49,7 +50,8 @@ request_windows check_request_windows(const checked_trace& trace, const std::vec
 
 // For a result the sandbox found OK: work outside the windows -> HACKED
 // "gpu_work_between_requests"; a window longer than its request -> HACKED
-// "batch_window_longer_than_request" (evidence kept even with the check off).
+// "batch_window_longer_than_request"; more deliveries than the judge asked for -> HACKED
+// "phase_sequence" (evidence kept even with the check off).
 void apply_request_windows(const request_windows& found, bool no_hacking_check, ExecResult* result);
 
 }  // namespace kgym
