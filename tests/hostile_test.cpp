@@ -814,39 +814,36 @@ TEST(Containment, AHarmedPreparedEvaluationIsReplaced) {
   EXPECT_LT(after.wall_s(), 20) << summary_line(after);
 }
 
-// The zygote killed while it waits for work (by whatever: here the test, as kgym's own uid):
-// the next request finds it gone before sending it anything and starts a new one, and is
-// answered OK, not INTERNAL_ERROR ("the sandbox did not start the evaluation") for a request
-// nothing of which had run.
-TEST(Containment, AZygoteGoneWhileIdleCostsNoRequest) {
-  if (test_device() == CUDA && !gpu_present())
-    GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
+// The zygote SIGKILLed after a first evaluation (by whatever: here the test, as kgym's own
+// uid), `pause` before the next request: that request, nothing of which had run, is answered
+// OK, not INTERNAL_ERROR ("the sandbox did not start the evaluation"), and takes one new zygote.
+void expect_a_killed_zygote_to_cost_no_request(const std::string& name, std::chrono::milliseconds pause) {
   sandbox_evaluator fresh(test_executor_options());
-  ExecResult before = fresh.evaluate(request_for("gelu_scale_residual", "correct_before_zygote_gone", fused_candidate()));
+  ExecResult before = fresh.evaluate(request_for("gelu_scale_residual", "correct_before_" + name, fused_candidate()));
   ASSERT_EQ(Verdict_Name(before.verdict()), "OK") << summary_line(before);
-  const pid_t zygote = fresh.zygote_pid();
-  ASSERT_GT(zygote, 0);
-  ASSERT_EQ(::kill(zygote, SIGKILL), 0);
-  std::this_thread::sleep_for(std::chrono::seconds(1));  // gone (not yet collected: its parent is this process)
-  ExecResult after = fresh.evaluate(request_for("gelu_scale_residual", "correct_after_zygote_gone", fused_candidate()));
+  ASSERT_GT(fresh.zygote_pid(), 0);
+  ASSERT_EQ(::kill(fresh.zygote_pid(), SIGKILL), 0);
+  std::this_thread::sleep_for(pause);
+  ExecResult after = fresh.evaluate(request_for("gelu_scale_residual", "correct_after_" + name, fused_candidate()));
   EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after) << "\n" << after.log();
   EXPECT_EQ(fresh.zygote_starts(), 2);
 }
 
-// The zygote killed just as a request arrives (seen once on an H200, cause unknown: the zygote
-// died without a word as the next evaluation reached it): still running when the executor
-// looked, gone when it read the answer to its command. Nothing of the request ran, so it goes
-// to a new zygote and is answered OK, not INTERNAL_ERROR; either way it takes one new zygote.
+// Killed while it waits for work: the next request finds it gone (reaped) before sending it
+// anything and starts a new one.
+TEST(Containment, AZygoteGoneWhileIdleCostsNoRequest) {
+  if (test_device() == CUDA && !gpu_present())
+    GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
+  expect_a_killed_zygote_to_cost_no_request("zygote_gone", std::chrono::seconds(1));  // gone, not yet collected
+}
+
+// Killed just as a request arrives (seen once on an H200, cause unknown: the zygote died without
+// a word as the next evaluation reached it): still running when the executor looked, gone when
+// it read the answer to its command; the request goes to a new zygote.
 TEST(Containment, AZygoteGoneAsARequestArrivesCostsNoRequest) {
   if (test_device() == CUDA && !gpu_present())
     GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
-  sandbox_evaluator fresh(test_executor_options());
-  ExecResult before = fresh.evaluate(request_for("gelu_scale_residual", "correct_before_zygote_killed", fused_candidate()));
-  ASSERT_EQ(Verdict_Name(before.verdict()), "OK") << summary_line(before);
-  ASSERT_EQ(::kill(fresh.zygote_pid(), SIGKILL), 0);  // no pause: the request follows at once
-  ExecResult after = fresh.evaluate(request_for("gelu_scale_residual", "correct_after_zygote_killed", fused_candidate()));
-  EXPECT_EQ(Verdict_Name(after.verdict()), "OK") << summary_line(after) << "\n" << after.log();
-  EXPECT_EQ(fresh.zygote_starts(), 2);
+  expect_a_killed_zygote_to_cost_no_request("zygote_killed", std::chrono::milliseconds(0));  // no pause
 }
 
 // kgym's own processes short of GPU memory (here: a task whose inputs cannot fit) is never
