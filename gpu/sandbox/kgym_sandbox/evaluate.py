@@ -248,9 +248,10 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
                         int(opts["batch_memory_mb"]) << 20)
     result["timed_batch_calls"] = timed["batch"]
     # What one delivery may copy: the calls the candidate's buffers hold, each call's outputs.
-    per_delivery = remote_candidate.delivery_slots(timed["batch"], timing.tensor_bytes(timed["expected"]))
+    output_bytes = timing.tensor_bytes(timed["expected"])
+    per_delivery = remote_candidate.delivery_slots(timed["batch"], output_bytes)
     result["delivery_copies"] = per_delivery * len(timed["expected"])
-    result["delivery_bytes"] = per_delivery * timing.tensor_bytes(timed["expected"])
+    result["delivery_bytes"] = per_delivery * output_bytes
     timed_reference.load_state(reference)  # BatchNorm's running statistics as the trials left them
     # GPU only: on the CPU the next evaluations' start would share the cores being timed.
     timing_planned(device == "cuda" and not device_memory.large(result))

@@ -13,7 +13,7 @@ import time
 import torch
 
 from . import channel as channel_mod
-from . import device_memory, failures, in_place_inputs, numerics, packing, precision, shared_tensors
+from . import device_memory, failures, in_place_inputs, numerics, packing, precision, shared_tensors, timing
 
 # A side's output buffers for delivered outputs: as many as the calls of a batch while they take
 # at most this much, at least one. KernelBench's harness holds one output a side; the calls'
@@ -209,7 +209,7 @@ class RemoteCandidate:
         calls copy inside their request (the CPU, or after `reused`), else `delivery_slots`."""
         specs = packing.flat_specs(expected)
         copied = self.device != "cuda" or not self.keep_outputs
-        n = k if copied else delivery_slots(k, sum(t.numel() * t.element_size() for t in expected))
+        n = k if copied else delivery_slots(k, timing.tensor_bytes(expected))
         if specs != self.slot_specs or n > len(self.slots):
             arena = shared_tensors.Arena(self.device, specs * n, self.driver)
             self.request(phase, {"op": "outputs", "per_call": len(expected), "arena": arena.describe()}, arena.fds())
