@@ -402,10 +402,14 @@ TEST(Containment, SecretsAndInheritedDescriptorsStayOutside) {
   // Outside /tmp (the sandbox's private /tmp would hide the path, not the descriptor).
   const std::string canary_file = (std::filesystem::current_path() / "kgym_inherited_fd_canary.txt").string();
   { std::ofstream(canary_file) << "host data\n"; }
-  int fd = ::open(canary_file.c_str(), O_WRONLY | O_APPEND);  // no O_CLOEXEC: inherited by any child
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(::dup2(fd, 9), 9);
-  ::close(fd);
+  int opened = ::open(canary_file.c_str(), O_WRONLY | O_APPEND);  // no O_CLOEXEC: inherited by any child
+  ASSERT_GE(opened, 0);
+  // A free descriptor past the low ones (F_DUPFD takes the lowest free from 100): a fixed
+  // number (dup2 onto 9) silently closed whatever the shared evaluator had there, its zygote's
+  // command pipe in one GPU shard's order, and that zygote ended on the end of its input.
+  const int fd = ::fcntl(opened, F_DUPFD, 100);
+  ASSERT_GE(fd, 100);
+  ::close(opened);
   ::setenv("KGYM_CANARY_SECRET", "canary-5d3a9f", 1);
   ::setenv("AWS_SECRET_ACCESS_KEY", "canary-aws-7e21", 1);
   ExecResult r;
@@ -413,7 +417,7 @@ TEST(Containment, SecretsAndInheritedDescriptorsStayOutside) {
     sandbox_evaluator fresh(test_executor_options());
     r = fresh.evaluate(appended_request("leaks_host"));
   }
-  ::close(9);
+  ::close(fd);
   ::unsetenv("KGYM_CANARY_SECRET");
   ::unsetenv("AWS_SECRET_ACCESS_KEY");
   EXPECT_EQ(Verdict_Name(r.verdict()), "COMPILE_ERROR") << summary_line(r);
