@@ -562,6 +562,16 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
                  "host memory above the limit of " + std::to_string(opts.memory_limit_mb()) +
                      " MiB (the kernel stopped a process of the candidate's cgroup)",
                  MEMORY_LIMIT, "kernel");
+  if (exit_info.other_gpu_processes_size() > 0 && killed == kill_reason::none) {
+    // A CUDA context outside the candidate's traced process: what it did there (filled the
+    // outputs after the answer, loaded the GPU while the reference was timed) no trace shows.
+    std::string which;
+    for (const auto& process : exit_info.other_gpu_processes())
+      which += (which.empty() ? "" : ", ") + process;
+    if (result.verdict() != HACKED)
+      fail(&result, HACKED, phase, "a process the candidate started used the GPU, outside its traced process: " + which);
+    add_evidence(&result, GPU_PROCESS_OUTSIDE_TRACE, which, "zygote");
+  }
   if (!cgroup_usage_file.empty())
     result.add_isolation("candidate:memory_cgroup");
   else if (counted_by_uid)

@@ -1125,6 +1125,62 @@ class KillTree(unittest.TestCase):
         os.close(said_r)
 
 
+class GpuProcesses(unittest.TestCase):
+    """Which processes holding a CUDA context are the candidate's (gpu_processes.py)."""
+
+    def test_others_are_the_candidates_but_its_own_process(self):
+        from kgym_sandbox import gpu_processes
+        mine = {7, 9, 12}
+        self.assertEqual(gpu_processes.others_on_gpu([12, 3, 9, 7, 9], 7, lambda pid: pid in mine), [9, 12])
+        self.assertEqual(gpu_processes.others_on_gpu([7], 7, lambda pid: True), [])
+        self.assertEqual(gpu_processes.others_on_gpu([], 7, lambda pid: True), [])
+
+    def test_descent_follows_parents_to_the_root(self):
+        from kgym_sandbox import gpu_processes
+        parents = {40: 30, 30: 20, 20: 1, 50: 1}
+        parent_of = lambda pid: parents.get(pid, 0)  # noqa: E731
+        self.assertTrue(gpu_processes.descends_from(40, 20, parent_of))
+        self.assertTrue(gpu_processes.descends_from(30, 20, parent_of))
+        self.assertFalse(gpu_processes.descends_from(20, 20, parent_of))  # itself is no descendant
+        self.assertFalse(gpu_processes.descends_from(50, 20, parent_of))
+        self.assertFalse(gpu_processes.descends_from(40, 20, parent_of, max_depth=1))
+
+    def test_a_grandchild_and_an_orphan_belong_a_stranger_does_not(self):
+        """Real processes: the candidate's grandchild is its; a child of ours (the zygote's)
+        that no pair owns is an orphan of the candidate's; ours that are known, and a process
+        of another tree, are not."""
+        from kgym_sandbox import gpu_processes
+        import subprocess
+        candidate = subprocess.Popen([sys.executable, "-c",
+                                      "import subprocess, sys, time\n"
+                                      "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'])\n"
+                                      "print(p.pid, flush=True); time.sleep(30)"], stdout=subprocess.PIPE)
+        known = subprocess.Popen(["sh", "-c", "sleep 30 & echo $!; wait"], stdout=subprocess.PIPE)
+        orphan = subprocess.Popen(["sleep", "30"])
+        try:
+            grandchild = int(candidate.stdout.readline())
+            stranger = int(known.stdout.readline())  # a child of a known process of ours
+            belongs = gpu_processes.belongs_to(candidate.pid, {candidate.pid, known.pid})
+            self.assertTrue(belongs(grandchild))
+            self.assertTrue(belongs(orphan.pid))
+            self.assertFalse(belongs(known.pid))
+            self.assertFalse(belongs(stranger))
+            self.assertFalse(belongs(os.getpid()))
+            self.assertEqual(gpu_processes.others_on_gpu([candidate.pid, grandchild, known.pid, orphan.pid],
+                                                         candidate.pid, belongs), sorted([grandchild, orphan.pid]))
+        finally:
+            for p in (candidate, known, orphan):
+                p.kill()
+                p.wait()
+
+    @unittest.skipIf(torch.cuda.is_available(), "a GPU: NVML answers")
+    def test_without_nvml_there_is_no_watch_and_no_process_left(self):
+        from kgym_sandbox import gpu_processes
+        self.assertIsNone(gpu_processes.Watch.start())
+        with self.assertRaises(ChildProcessError):
+            os.waitpid(-1, os.WNOHANG)  # the watch's process was collected
+
+
 class PrivateDirs(unittest.TestCase):
     def test_tempfile_follows_the_private_tmp_even_when_it_chose_one_before(self):
         """Imports before confinement make `tempfile` choose the caller's TMPDIR, which the

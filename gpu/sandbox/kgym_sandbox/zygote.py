@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 
-from . import cgroups, channel, frames, isolation, protocol, tracing
+from . import cgroups, channel, frames, gpu_processes, isolation, protocol, tracing
 from .laps import Laps
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -595,7 +595,7 @@ def executor_gone(fd: int = 0) -> bool:
     return any(events & (select.POLLHUP | select.POLLERR) for _, events in poller.poll(0))
 
 
-def relay(pair: Pair, out_fd: int, keep: set, exiting, prepare_next=lambda: set()) -> dict:
+def relay(pair: Pair, out_fd: int, keep: set, exiting, prepare_next=lambda: set(), gpu_watch=None) -> dict:
     """Forwards the judge's phase frames and its one result (preparing the next evaluations,
     `prepare_next`, which returns every standby's pids, when the judge says its timing starts
     and leaves room), then reports the evaluation's exit once the candidate process is killed
@@ -607,12 +607,23 @@ def relay(pair: Pair, out_fd: int, keep: set, exiting, prepare_next=lambda: set(
     result, if any."""
     # Candidates with uids of their own (root): their tasks never count against our forks.
     own_uids = isolation.switches_uids()
+    if gpu_watch is not None:
+        keep = keep | {gpu_watch.pid}  # the zygote's own, never swept
     reader = protocol.FrameReader(pair.result_r)
     relayed, status, drain_until, result = 0, None, None, None
+    on_gpu, next_look = {}, time.monotonic()  # the candidate's processes but its own seen on a GPU
+
+    def look_at_gpu() -> None:
+        if gpu_watch is not None:
+            on_gpu.update(gpu_watch.look(pair.candidate_pid, keep | pair.pids))
+
     while result is None:
         ready, _, _ = select.select([pair.result_r], [], [], 0.05)
         if executor_gone():  # an endless candidate would otherwise spin on for good (RLIMIT_CPU)
             raise ExecutorGone()
+        if time.monotonic() >= next_look:
+            look_at_gpu()
+            next_look = time.monotonic() + gpu_processes.Watch.INTERVAL_S
         lines = reader.read_available() if ready else []
         for line in lines or []:
             relayed += len(line)
@@ -641,6 +652,7 @@ def relay(pair: Pair, out_fd: int, keep: set, exiting, prepare_next=lambda: set(
         if status is not None and (lines is None or not ready or time.monotonic() > drain_until):
             break
     os.close(pair.result_r)
+    look_at_gpu()  # once more, before anything of the candidate's is killed
     laps = Laps({})
     # What the candidate left running, counted while its process waits on the hold (in a pid
     # namespace of its own they go with it, else the sweep below kills them).
@@ -671,7 +683,8 @@ def relay(pair: Pair, out_fd: int, keep: set, exiting, prepare_next=lambda: set(
     frames.write_event(out_fd, exit={"pid": pair.judge_pid, "exit_code": code, "signal": sig, "swept": swept,
                                      "trace_key": pair.trace_key, "candidate_exit_code": candidate_code,
                                      "candidate_signal": candidate_sig, "seconds": laps.seconds,
-                                     "candidate_out_of_memory": out_of_memory})
+                                     "candidate_out_of_memory": out_of_memory,
+                                     "other_gpu_processes": [on_gpu[pid] for pid in sorted(on_gpu)]})
     return result
 
 
@@ -789,6 +802,7 @@ def main() -> None:
     if args.device == "cuda":
         isolation.keep_off(set(timing_cores().values()))  # this zygote, and every process it forks
     pid_namespaces = isolation.PidNamespaces()
+    gpu_watch = gpu_processes.Watch.start() if args.device == "cuda" else None
     standbys, exiting, wait_for_exits = {}, Exiting(), False  # standbys: workdir -> Pair
 
     def prepare(workdir: str, current: Pair = None, attempts: int = FORK_ATTEMPTS) -> Pair:
@@ -872,7 +886,7 @@ def main() -> None:
                         break
                 return standby_pids()
 
-            result = relay(current, out_fd, standby_pids() | exiting.pids, exiting, prepare_upcoming)
+            result = relay(current, out_fd, standby_pids() | exiting.pids, exiting, prepare_upcoming, gpu_watch)
             running = None
             wait_for_exits = device_memory.large(result or {})
             exiting.reap(wait=True, pids=older)
@@ -888,6 +902,8 @@ def main() -> None:
     for pair in standbys.values():
         pair.discard()
     exiting.reap(wait=True)
+    if gpu_watch is not None:
+        gpu_watch.stop()
 
 
 if __name__ == "__main__":

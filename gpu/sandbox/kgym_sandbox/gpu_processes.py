@@ -1,0 +1,154 @@
+"""Processes of the candidate's, other than its own process, that use the GPU.
+
+The candidate's process is traced (CUPTI), so its GPU work outside its timed requests is
+seen. A process it starts is not, once it leaves the injection library out of its
+environment: with a CUDA context of its own it could fill, after the judge's clock stopped,
+output buffers the candidate's process shared with it by CUDA IPC (hostile works_in_helper),
+or load the GPU while the reference is timed. The zygote looks at the GPU's processes (NVML)
+while each evaluation runs; any of the candidate's but its own process ends it HACKED
+(EvidenceKind GPU_PROCESS_OUTSIDE_TRACE). A candidate has no use for a second context.
+"""
+import ctypes
+import json
+import os
+import signal
+
+PR_SET_PDEATHSIG = 1
+
+
+def others_on_gpu(gpu_pids, candidate_pid: int, belongs) -> list:
+    """The pids among `gpu_pids` (processes holding a CUDA context) that are the candidate's
+    (`belongs(pid)`), its own traced process aside; sorted."""
+    return sorted(pid for pid in set(gpu_pids) if pid != candidate_pid and belongs(pid))
+
+
+def descends_from(pid: int, root: int, parent_of, max_depth: int = 64) -> bool:
+    """Whether `root` is among `pid`'s ancestors (`parent_of(pid)` -> its parent, 0 if none)."""
+    for _ in range(max_depth):
+        pid = parent_of(pid)
+        if pid <= 0:
+            return False
+        if pid == root:
+            return True
+    return False
+
+
+def _parent(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _pid_namespace(pid: int) -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return ""
+
+
+def belongs_to(candidate_pid: int, known_pids: set):
+    """A test for pids: the candidate's process tree, where a process it started may have
+    left it (an orphan goes to the init of its pid namespace, the candidate's process where
+    it has a namespace of its own, else to the zygote, the subreaper): a descendant, a process
+    in the candidate's own pid namespace, or a child of the zygote's that is none of kgym's
+    (`known_pids`: every pair's and exiting process)."""
+    namespace = _pid_namespace(candidate_pid)
+    own_namespace = bool(namespace) and namespace != _pid_namespace(os.getpid())
+    zygote = os.getpid()
+
+    def belongs(pid: int) -> bool:
+        return (descends_from(pid, candidate_pid, _parent)
+                or (own_namespace and _pid_namespace(pid) == namespace)
+                or (_parent(pid) == zygote and pid not in known_pids))
+    return belongs
+
+
+def describe(pid: int) -> str:
+    """"pid (command)" for the evidence."""
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f"{pid} ({f.read().strip()})"
+    except OSError:
+        return str(pid)
+
+
+class Watch:
+    """NVML's view of the GPUs' processes, from a process of its own forked by the zygote at
+    its start (the zygote forks every evaluation's processes: NVML's state must not be in
+    them, and the judge starts NVML afresh in its own). Asked over a pipe; it goes when the
+    zygote goes (its end of the pipe closes, or the parent-death signal)."""
+
+    INTERVAL_S = 0.2  # a context takes longer than this to come up (about 0.1-0.3 s on an H100)
+
+    def __init__(self, pid: int, to_fd: int, from_fd: int):
+        self.pid, self.to_fd, self.reader = pid, to_fd, os.fdopen(from_fd, "r")
+
+    @staticmethod
+    def start():
+        """A Watch, or None where NVML is missing (the candidate's trace still rules)."""
+        ask_r, ask_w = os.pipe()
+        answer_r, answer_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            from .isolation import close_fds_except
+            close_fds_except({ask_r, answer_w})  # nothing of the zygote's: its channel, its commands
+            os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+            ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            try:
+                _serve(ask_r, answer_w)
+            finally:
+                os._exit(0)
+        os.close(ask_r)
+        os.close(answer_w)
+        watch = Watch(pid, ask_w, answer_r)
+        if watch.reader.readline().strip() != "ready":
+            watch.stop()
+            return None
+        return watch
+
+    def gpu_pids(self) -> set:
+        try:
+            os.write(self.to_fd, b"?")
+            return set(json.loads(self.reader.readline() or "[]"))
+        except (OSError, ValueError):
+            return set()
+
+    def look(self, candidate_pid: int, kgym_pids: set) -> dict:
+        """pid -> description of each of the candidate's processes but its own on a GPU now
+        (`kgym_pids`: kgym's, every pair's and exiting process). Nothing where NVML's pids are
+        not this process's (a pid namespace it does not map): then not even kgym's own
+        processes are among them."""
+        pids = self.gpu_pids()
+        if not pids & (set(kgym_pids) | {candidate_pid}):
+            return {}
+        belongs = belongs_to(candidate_pid, set(kgym_pids) | {self.pid})
+        return {pid: describe(pid) for pid in others_on_gpu(pids - set(kgym_pids), candidate_pid, belongs)}
+
+    def stop(self) -> None:
+        os.close(self.to_fd)
+        self.reader.close()
+        os.waitpid(self.pid, 0)
+
+
+def _serve(ask_fd: int, answer_fd: int) -> None:
+    """The watch's process: "ready" (or "none" without NVML), then a JSON list of the pids
+    holding a context on any GPU for each byte asked."""
+    try:
+        import pynvml
+        pynvml.nvmlInit()
+        handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
+    except Exception:  # noqa: BLE001  (no NVML library or driver)
+        os.write(answer_fd, b"none\n")
+        return
+    os.write(answer_fd, b"ready\n")
+    while os.read(ask_fd, 1):
+        pids = set()
+        for handle in handles:
+            for listing in (pynvml.nvmlDeviceGetComputeRunningProcesses, pynvml.nvmlDeviceGetGraphicsRunningProcesses):
+                try:
+                    pids |= {p.pid for p in listing(handle)}
+                except pynvml.NVMLError:
+                    pass
+        os.write(answer_fd, (json.dumps(sorted(pids)) + "\n").encode())
