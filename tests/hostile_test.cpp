@@ -271,6 +271,9 @@ TEST_P(HostileSuite, GetsItsVerdictAndTheExecutorSurvives) {
     EXPECT_GE(result.timed_calls_checked(), 1);  // the last timed call at least
     EXPECT_EQ(result.numerics().at("matmul_allow_tf32"), "false");  // the judge's, pinned
     EXPECT_EQ(result.numerics().at("float32_matmul_precision"), "highest");
+    if (test_device() == CUDA) {  // the zygote read NVML's listing of the GPU's processes
+      EXPECT_TRUE(granted(result, "candidate:gpu_watch")) << summary_line(result);
+    }
   }
   if (c.max_speedup > 0) {
     EXPECT_LT(result.speedup(), c.max_speedup) << summary_line(result);

@@ -572,6 +572,8 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
       fail(&result, HACKED, phase, "a process the candidate started used the GPU, outside its traced process: " + which);
     add_evidence(&result, GPU_PROCESS_OUTSIDE_TRACE, which, "zygote");
   }
+  if (exit_info.gpu_watched())
+    result.add_isolation("candidate:gpu_watch");
   if (!cgroup_usage_file.empty())
     result.add_isolation("candidate:memory_cgroup");
   else if (counted_by_uid)

@@ -1173,6 +1173,31 @@ class GpuProcesses(unittest.TestCase):
                 p.kill()
                 p.wait()
 
+    def test_a_look_reads_the_listing_only_where_kgyms_own_are_in_it(self):
+        """NVML's listing as the watch's process gives it: without kgym's processes in it (pids
+        of another namespace) nothing is ruled; with them, the candidate's child is named."""
+        from kgym_sandbox import gpu_processes
+        import subprocess
+        candidate = subprocess.Popen([sys.executable, "-c", "import subprocess, time\n"
+                                      "p = subprocess.Popen(['sleep', '30'])\nprint(p.pid, flush=True); time.sleep(30)"],
+                                     stdout=subprocess.PIPE)
+        try:
+            child = int(candidate.stdout.readline())
+            watch = gpu_processes.Watch.__new__(gpu_processes.Watch)
+            watch.pid, listing = -1, set()
+            watch.gpu_pids = lambda: listing
+            judge = os.getpid()  # stands for kgym's processes
+            listing |= {child, 999999}
+            self.assertEqual(watch.look(candidate.pid, {judge}), (False, {}))
+            listing |= {judge, candidate.pid}
+            readable, seen = watch.look(candidate.pid, {judge})
+            self.assertTrue(readable)
+            self.assertEqual(list(seen), [child])
+            self.assertTrue(seen[child].startswith(f"{child} (sleep"))
+        finally:
+            candidate.kill()
+            candidate.wait()
+
     @unittest.skipIf(torch.cuda.is_available(), "a GPU: NVML answers")
     def test_without_nvml_there_is_no_watch_and_no_process_left(self):
         from kgym_sandbox import gpu_processes

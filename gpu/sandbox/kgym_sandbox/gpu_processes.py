@@ -115,16 +115,17 @@ class Watch:
         except (OSError, ValueError):
             return set()
 
-    def look(self, candidate_pid: int, kgym_pids: set) -> dict:
-        """pid -> description of each of the candidate's processes but its own on a GPU now
-        (`kgym_pids`: kgym's, every pair's and exiting process). Nothing where NVML's pids are
-        not this process's (a pid namespace it does not map): then not even kgym's own
-        processes are among them."""
+    def look(self, candidate_pid: int, kgym_pids: set):
+        """(whether NVML's listing could be read, pid -> description of each of the
+        candidate's processes but its own on a GPU now); `kgym_pids`: kgym's, every pair's and
+        exiting process. Unreadable where the watch's process is gone or NVML's pids are not
+        this process's (a pid namespace it does not map: then not even kgym's own processes
+        are among them)."""
         pids = self.gpu_pids()
         if not pids & (set(kgym_pids) | {candidate_pid}):
-            return {}
+            return False, {}
         belongs = belongs_to(candidate_pid, set(kgym_pids) | {self.pid})
-        return {pid: describe(pid) for pid in others_on_gpu(pids - set(kgym_pids), candidate_pid, belongs)}
+        return True, {pid: describe(pid) for pid in others_on_gpu(pids - set(kgym_pids), candidate_pid, belongs)}
 
     def stop(self) -> None:
         os.close(self.to_fd)

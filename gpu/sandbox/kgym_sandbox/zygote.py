@@ -612,10 +612,13 @@ def relay(pair: Pair, out_fd: int, keep: set, exiting, prepare_next=lambda: set(
     reader = protocol.FrameReader(pair.result_r)
     relayed, status, drain_until, result = 0, None, None, None
     on_gpu, next_look = {}, time.monotonic()  # the candidate's processes but its own seen on a GPU
+    watched = []  # a look that could read NVML's listing: the isolation fact candidate:gpu_watch
 
     def look_at_gpu() -> None:
         if gpu_watch is not None:
-            on_gpu.update(gpu_watch.look(pair.candidate_pid, keep | pair.pids))
+            readable, seen = gpu_watch.look(pair.candidate_pid, keep | pair.pids)
+            watched.append(readable)
+            on_gpu.update(seen)
 
     while result is None:
         ready, _, _ = select.select([pair.result_r], [], [], 0.05)
@@ -684,7 +687,8 @@ def relay(pair: Pair, out_fd: int, keep: set, exiting, prepare_next=lambda: set(
                                      "trace_key": pair.trace_key, "candidate_exit_code": candidate_code,
                                      "candidate_signal": candidate_sig, "seconds": laps.seconds,
                                      "candidate_out_of_memory": out_of_memory,
-                                     "other_gpu_processes": [on_gpu[pid] for pid in sorted(on_gpu)]})
+                                     "other_gpu_processes": [on_gpu[pid] for pid in sorted(on_gpu)],
+                                     "gpu_watched": any(watched)})
     return result
 
 
