@@ -124,7 +124,7 @@ const hostile_case cases[] = {
     // of its own, outside every trace): its timed calls only stage their inputs and return
     // buffers the helper fills by CUDA IPC after the answer, before the delivery. OK at 3.46x on
     // an H200 before the zygote watched the GPU's processes (NVML).
-    {"works_in_helper", HACKED, "gpu_process_outside_trace", true, 0, "square_matmul"},
+    {"works_in_helper", HACKED, "gpu_process_outside_trace|device_memory_shared", true, 0, "square_matmul"},
     // One output buffer returned every call: the delivery cannot hold each call's, so both sides
     // copy inside the timing; honest it stays OK, stale between its calls it is caught.
     {"reuses_output_buffer", OK, ""},
@@ -512,6 +512,20 @@ static bool user_namespaces_granted() {
   if (child == 0) _exit(::unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
   int status = 0;
   return child > 0 && ::waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// A helper process with a CUDA context of its own that fills the candidate's outputs (hostile
+// works_in_helper) is seen twice, each way enough alone: the zygote finds its context on the
+// GPU (NVML), and the candidate's trace holds the call that shared its buffers (CUDA IPC).
+TEST(Containment, AHelperProcessOnTheGpuIsSeenTwice) {
+  if (test_device() != CUDA || !gpu_present())
+    GTEST_SKIP() << "a CUDA context of a helper's: needs KGYM_TEST_DEVICE=cuda and a GPU";
+  ExecResult r = evaluator().evaluate(
+      request_for("square_matmul", "works_in_helper_seen_twice", read_text(source_path("tests/hostile/works_in_helper.py"))));
+  EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED") << summary_line(r);
+  EXPECT_TRUE(has_evidence(r, GPU_PROCESS_OUTSIDE_TRACE)) << summary_line(r);
+  EXPECT_TRUE(has_evidence(r, DEVICE_MEMORY_SHARED)) << summary_line(r);
+  EXPECT_TRUE(granted(r, "candidate:gpu_watch")) << summary_line(r);
 }
 
 // Evaluations cannot see each other: a candidate that stops every process it can see (the

@@ -229,6 +229,42 @@ TEST(TraceCheck, JudgesResultsByTheirTrace) {
   EXPECT_EQ(ablation.evidence_size(), 2);  // trace_forged, trace_incomplete
 }
 
+// A driver call that hands device memory to another process (hostile works_in_helper's CUDA
+// IPC): read from its authenticated line wherever it falls, and HACKED; a forged one is no
+// finding of this kind (the forgery is).
+TEST(TraceCheck, DeviceMemoryHandedToAnotherProcessIsHacking) {
+  auto shared_record = [](int seq, const std::string& call) {
+    return "{\"seq\":" + std::to_string(seq) + ",\"shared\":{\"call\":\"" + call + "\"}}";
+  };
+  const std::vector<std::string> lines = {signed_line(shared_record(0, "cuIpcGetMemHandle")),
+                                          signed_line(phase_record(1, "train")),
+                                          signed_line(shared_record(2, "cuMemExportToShareableHandle")),
+                                          signed_line(phase_record(3, "untraced")), signed_line(end_record(4))};
+  auto trace = check_trace(lines, key);
+  EXPECT_EQ(trace.rejected, 0);
+  EXPECT_TRUE(trace.ended);
+  ASSERT_EQ(trace.shared_calls.size(), 2u);
+  EXPECT_EQ(trace.shared_calls[1], "cuMemExportToShareableHandle");
+  const auto expected = phase_calls_named({"train", "untraced"});
+  auto result = result_with(OK);
+  apply_trace_integrity(trace, expected, false, &result);
+  EXPECT_EQ(Verdict_Name(result.verdict()), "HACKED");
+  ASSERT_EQ(result.evidence_size(), 1);
+  EXPECT_EQ(result.evidence(0).kind(), DEVICE_MEMORY_SHARED);
+  EXPECT_EQ(result.evidence(0).detail(), "cuIpcGetMemHandle and 1 more");
+  EXPECT_EQ(result.message(), "its process handed device memory to another process (cuIpcGetMemHandle)");
+
+  auto honest = result_with(OK);
+  apply_trace_integrity(check_trace(honest_lines(), key), phase_calls_named({"train", "untraced"}), false, &honest);
+  EXPECT_EQ(Verdict_Name(honest.verdict()), "OK");
+
+  std::vector<std::string> forged = lines;
+  forged[0] = signed_line(shared_record(0, "cuIpcGetMemHandle"), key_of(7));
+  auto forged_trace = check_trace(forged, key);
+  EXPECT_EQ(forged_trace.shared_calls.size(), 1u);
+  EXPECT_EQ(forged_trace.rejected, 2);  // the line itself, and the gap it leaves before record 1
+}
+
 // A real H100 trace of the lazy GEMM (cuBLAS does the work): relabelling the library's
 // kernels as the candidate's own in the file is what a forger would do; none of it is taken.
 TEST(TraceCheck, ARecordedTraceEditedInPlaceLosesTheEditedLines) {

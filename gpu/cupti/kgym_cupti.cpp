@@ -22,7 +22,9 @@
 // with its start and end, but no launch is attributed (a stack walk per launch would weigh
 // on the timed calls); the executor checks that all of them ran inside the candidate's own
 // batch windows (none while the reference was timed, none left running past an answer).
-// Every other phase: kernels with their phase and launcher.
+// Every other phase: kernels with their phase and launcher. In every phase, from the start: a
+// driver call that hands device memory to another process (CUDA IPC, an export), which kgym's
+// runners never make.
 //
 // The trace is authenticated (gpu/trace/trace_writer): each line is "<MAC> <TraceRecord
 // JSON>" with a sequence number, under a key read at CUDA initialisation from a pipe. That
@@ -34,6 +36,7 @@
 #include <execinfo.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -94,6 +97,17 @@ const CUpti_CallbackId runtime_launches[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
     CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000};
 
+// Driver calls that let another process map this process's device memory; recorded from the
+// library's start, whatever the phase (DeviceMemoryShared in kgym.proto).
+const CUpti_CallbackId sharing_calls[] = {CUPTI_DRIVER_TRACE_CBID_cuIpcGetMemHandle,
+                                          CUPTI_DRIVER_TRACE_CBID_cuMemExportToShareableHandle,
+                                          CUPTI_DRIVER_TRACE_CBID_cuMemGetHandleForAddressRange};
+
+bool is_sharing_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  return domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+         std::find(std::begin(sharing_calls), std::end(sharing_calls), cbid) != std::end(sharing_calls);
+}
+
 enum class tracing { off, windows, full };
 
 tracing tracing_of(int phase) {
@@ -126,6 +140,12 @@ void set_tracing(tracing mode) {
 // Runtime launches (PyTorch's own kernels, cuBLAS) and driver launches (Triton) both pass
 // here: every kernel of a traced phase gets its phase and its launcher.
 void CUPTIAPI on_launch(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
+  if (data->callbackSite == CUPTI_API_ENTER && is_sharing_call(domain, cbid)) {
+    std::string body = "\"shared\":{\"call\":";
+    kgym::trace_writer::append_json_string(body, data->functionName ? data->functionName : "?");
+    kgym::trace_writer::emit(body + "}");
+    return;
+  }
   if (data->callbackSite != CUPTI_API_ENTER || !traced.load(std::memory_order_relaxed))
     return;
   std::lock_guard<std::mutex> lock(mutex);
@@ -259,6 +279,8 @@ __attribute__((visibility("default"))) int InitializeInjection(void) {
   if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS ||
       cuptiSubscribe(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_launch), nullptr) != CUPTI_SUCCESS)
     return 0;
+  for (auto cbid : sharing_calls)
+    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
   return 1;
 }
 

@@ -73,6 +73,8 @@ checked_trace check_trace(const std::vector<std::string>& lines, const std::stri
     }
     else if (r.has_end())
       trace.ended = r.end().records() == r.seq();
+    else if (r.has_shared())
+      trace.shared_calls.push_back(r.shared().call());
   }
   return trace;
 }
@@ -172,6 +174,11 @@ void apply_trace_integrity(const checked_trace& trace, const std::vector<PhaseCa
          std::to_string(trace.rejected) + " of " + std::to_string(trace.lines) + " trace lines rejected; " +
              trace.first_rejected,
          "the trace holds lines the trace writer did not write");
+  if (!trace.shared_calls.empty())
+    hack(DEVICE_MEMORY_SHARED,
+         trace.shared_calls.front() +
+             (trace.shared_calls.size() > 1 ? " and " + std::to_string(trace.shared_calls.size() - 1) + " more" : ""),
+         "its process handed device memory to another process (" + trace.shared_calls.front() + ")");
   std::string protocol = phase_protocol(trace.phase_calls, expected);
   const auto calls = without_deliveries(trace.phase_calls);
   const size_t at = common_prefix(calls, expected);

@@ -15,6 +15,7 @@ struct checked_trace {
   std::vector<KernelActivity> kernels;   // from authenticated lines only
   std::vector<PhaseCall> phase_calls;    // kgym_trace_set_phase calls, in order
   std::vector<uint64_t> phase_at_ns;     // when each was made (the kernels' clock)
+  std::vector<std::string> shared_calls; // driver calls that handed device memory to another process
   bool ended = false;                    // the end record came, with the right count
   int lines = 0;                         // non-empty lines read
   int rejected = 0;                      // lines not taken: bad MAC, wrong place, after the end
@@ -70,6 +71,7 @@ std::string phase_protocol(const std::vector<PhaseCall>& calls, const std::vecto
 
 // Applies the trace's integrity to a result (the evidence is kept even with the check off):
 // rejected lines -> HACKED "trace_forged"; calls off the protocol -> HACKED "phase_sequence";
+// device memory handed to another process -> HACKED "device_memory_shared";
 // a result the sandbox found OK whose trace did not end or did not see the whole protocol
 // -> HACKED "trace_incomplete" (it was sent before the evaluation finished: forged).
 void apply_trace_integrity(const checked_trace& trace, const std::vector<PhaseCall>& expected,
