@@ -125,6 +125,9 @@ const hostile_case cases[] = {
     // buffers the helper fills by CUDA IPC after the answer, before the delivery. OK at 3.46x on
     // an H200 before the zygote watched the GPU's processes (NVML).
     {"works_in_helper", HACKED, "gpu_process_outside_trace|device_memory_shared", true, 0, "square_matmul"},
+    // ... and one that shares nothing with its helper, which only loads the GPU while the
+    // reference is timed (nothing in the trace: only the zygote's watch sees it).
+    {"contends_from_helper", HACKED, "gpu_process_outside_trace", true, 0, "square_matmul"},
     // One output buffer returned every call: the delivery cannot hold each call's, so both sides
     // copy inside the timing; honest it stays OK, stale between its calls it is caught.
     {"reuses_output_buffer", OK, ""},
