@@ -7,6 +7,8 @@ output buffers the candidate's process shared with it by CUDA IPC (hostile works
 or load the GPU while the reference is timed. The zygote looks at the GPU's processes (NVML)
 while each evaluation runs; any of the candidate's but its own process ends it HACKED
 (EvidenceKind GPU_PROCESS_OUTSIDE_TRACE). A candidate has no use for a second context.
+Where NVML is missing or lists another namespace's pids there is no watch; the trace still
+records the candidate's process handing device memory to another (DEVICE_MEMORY_SHARED).
 """
 import ctypes
 import json
