@@ -572,8 +572,10 @@ ExecResult sandbox_evaluator::evaluate_once(const ExecRequest& original, const S
       fail(&result, HACKED, phase, "a process the candidate started used the GPU, outside its traced process: " + which);
     add_evidence(&result, GPU_PROCESS_OUTSIDE_TRACE, which, "zygote");
   }
-  if (exit_info.gpu_watched())
+  if (exit_info.gpu_watch() == "nvml")
     result.add_isolation("candidate:gpu_watch");
+  else if (exit_info.gpu_watch() == "descriptors")
+    result.add_isolation("candidate:gpu_watch_by_descriptors");
   if (!cgroup_usage_file.empty())
     result.add_isolation("candidate:memory_cgroup");
   else if (counted_by_uid)

@@ -1188,10 +1188,10 @@ class GpuProcesses(unittest.TestCase):
             watch.gpu_pids = lambda: listing
             judge = os.getpid()  # stands for kgym's processes
             listing |= {child, 999999}
-            self.assertEqual(watch.look(candidate.pid, {judge}), (False, {}))
+            self.assertEqual(watch.look(candidate.pid, {judge}), ("descriptors", {}))  # no GPU node held here
             listing |= {judge, candidate.pid}
-            readable, seen = watch.look(candidate.pid, {judge})
-            self.assertTrue(readable)
+            how, seen = watch.look(candidate.pid, {judge})
+            self.assertEqual(how, "nvml")
             self.assertEqual(list(seen), [child])
             self.assertTrue(seen[child].startswith(f"{child} (sleep"))
         finally:
@@ -1199,11 +1199,48 @@ class GpuProcesses(unittest.TestCase):
             candidate.wait()
 
     @unittest.skipIf(torch.cuda.is_available(), "a GPU: NVML answers")
-    def test_without_nvml_there_is_no_watch_and_no_process_left(self):
+    def test_without_nvml_the_watch_reads_descriptors_and_leaves_no_process(self):
         from kgym_sandbox import gpu_processes
-        self.assertIsNone(gpu_processes.Watch.start())
+        watch = gpu_processes.Watch.start()
+        self.assertEqual(watch.pid, -1)
         with self.assertRaises(ChildProcessError):
-            os.waitpid(-1, os.WNOHANG)  # the watch's process was collected
+            os.waitpid(-1, os.WNOHANG)  # the NVML process that found none was collected
+        self.assertEqual(watch.look(os.getpid(), set()), ("descriptors", {}))
+        watch.stop()
+
+    def test_by_descriptors_a_helper_that_opened_the_device_is_found(self):
+        """The fallback on real processes, a temporary file standing for the GPU's device node,
+        which the candidate's process holds open: its child that opened the node itself is
+        named; one that only shares the candidate's (passed on, as a fork would) is not, nor
+        one that holds none, nor the candidate's own process."""
+        from kgym_sandbox import gpu_processes
+        import subprocess
+        import tempfile
+        with tempfile.NamedTemporaryFile(prefix="kgym-fake-nvidia") as node:
+            script = ("import subprocess, sys, time\n"
+                      "held = open(sys.argv[1])\n"
+                      "own = subprocess.Popen(['python3', '-c', 'import sys, time; f = open(sys.argv[1]); time.sleep(30)',"
+                      " sys.argv[1]])\n"
+                      "shared = subprocess.Popen(['sleep', '30'], pass_fds=[held.fileno()])\n"
+                      "idle = subprocess.Popen(['sleep', '30'])\n"
+                      "print(own.pid, shared.pid, idle.pid, flush=True); time.sleep(30)")
+            candidate = subprocess.Popen([sys.executable, "-c", script, node.name], stdout=subprocess.PIPE)
+            try:
+                own, shared, idle = (int(x) for x in candidate.stdout.readline().split())
+                deadline = time.monotonic() + 10
+                while not gpu_processes.device_fds(own, node.name) and time.monotonic() < deadline:
+                    time.sleep(0.05)  # until it has opened it
+                self.assertEqual(len(gpu_processes.device_fds(shared, node.name)), 1)
+                self.assertTrue(gpu_processes.opened_device_itself(own, candidate.pid, node.name))
+                self.assertFalse(gpu_processes.opened_device_itself(shared, candidate.pid, node.name))
+                self.assertFalse(gpu_processes.opened_device_itself(idle, candidate.pid, node.name))
+                found = gpu_processes.device_holders(candidate.pid, set(), node.name)
+                self.assertEqual(list(found), [own])
+                self.assertTrue(found[own].startswith(f"{own} (python3"))
+                self.assertEqual(gpu_processes.device_fds(999999999, node.name), [])  # gone: holds nothing
+            finally:
+                candidate.kill()
+                candidate.wait()
 
 
 class PrivateDirs(unittest.TestCase):

@@ -7,8 +7,11 @@ output buffers the candidate's process shared with it by CUDA IPC (hostile works
 or load the GPU while the reference is timed. The zygote looks at the GPU's processes (NVML)
 while each evaluation runs; any of the candidate's but its own process ends it HACKED
 (EvidenceKind GPU_PROCESS_OUTSIDE_TRACE). A candidate has no use for a second context.
-Where NVML is missing or lists another namespace's pids there is no watch; the trace still
-records the candidate's process handing device memory to another (DEVICE_MEMORY_SHARED).
+Where NVML is missing or blind (its pids from another namespace, as in a container without
+the host's), the zygote looks at the candidate's processes instead: one that opened a GPU's
+device node itself (a context opens /dev/nvidiactl and its GPU's node; a child forked by the
+candidate only shares the candidate's) or hides its descriptors counts the same. The trace
+also records the candidate's process handing device memory to another (DEVICE_MEMORY_SHARED).
 """
 import ctypes
 import json
@@ -67,6 +70,76 @@ def belongs_to(candidate_pid: int, known_pids: set):
     return belongs
 
 
+DEVICE_NODES = "/dev/nvidia"  # what a CUDA context holds open
+SYS_KCMP, KCMP_FILE = 312, 0  # x86_64
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def device_fds(pid: int, prefix: str = DEVICE_NODES):
+    """The descriptors of `pid` open on a file under `prefix`; None where they cannot be read
+    (not dumpable: hidden)."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except FileNotFoundError:
+        return []
+    except OSError:
+        return None
+    found = []
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith(prefix):
+                found.append(int(fd))
+        except OSError:
+            continue
+    return found
+
+
+def same_open_file(pid_a: int, fd_a: int, pid_b: int, fd_b: int):
+    """Whether two processes' descriptors are one open file (one shared by fork); None where
+    the kernel will not say (kcmp refused or missing)."""
+    answer = _libc.syscall(SYS_KCMP, pid_a, pid_b, KCMP_FILE, fd_a, fd_b)
+    return None if answer < 0 else answer == 0
+
+
+def opened_device_itself(pid: int, candidate_pid: int, prefix: str = DEVICE_NODES) -> bool:
+    """Whether `pid` holds a device node it opened itself, not only ones it shares with the
+    candidate's process by a fork (a forked child cannot use CUDA; an exec'd one opens its own
+    to make a context). True where its descriptors are hidden; False where the kernel will not
+    compare them."""
+    own = device_fds(pid, prefix)
+    if own is None:
+        return True
+    theirs = device_fds(candidate_pid, prefix) or []
+    for fd in own:
+        shared = False
+        for their_fd in theirs:
+            same = same_open_file(pid, fd, candidate_pid, their_fd)
+            if same is None:
+                return False
+            if same:
+                shared = True
+                break
+        if not shared:
+            return True
+    return False
+
+
+def device_holders(candidate_pid: int, known_pids: set, prefix: str = DEVICE_NODES) -> dict:
+    """pid -> description of each of the candidate's processes but its own (belongs_to) that
+    opened a device node itself or hides its descriptors: NVML's listing by other means."""
+    belongs = belongs_to(candidate_pid, known_pids)
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        if pid == candidate_pid or pid in known_pids or not belongs(pid):
+            continue
+        if opened_device_itself(pid, candidate_pid, prefix):
+            found[pid] = describe(pid) + (" [its descriptors hidden]" if device_fds(pid, prefix) is None else "")
+    return found
+
+
 def describe(pid: int) -> str:
     """"pid (command)" for the evidence."""
     try:
@@ -80,16 +153,18 @@ class Watch:
     """NVML's view of the GPUs' processes, from a process of its own forked by the zygote at
     its start (the zygote forks every evaluation's processes: NVML's state must not be in
     them, and the judge starts NVML afresh in its own). Asked over a pipe; it goes when the
-    zygote goes (its end of the pipe closes, or the parent-death signal)."""
+    zygote goes (its end of the pipe closes, or the parent-death signal). Without NVML
+    (pid -1) or where its listing is blind, the candidate's processes' descriptors."""
 
     INTERVAL_S = 0.2  # a context takes longer than this to come up (about 0.1-0.3 s on an H100)
 
-    def __init__(self, pid: int, to_fd: int, from_fd: int):
-        self.pid, self.to_fd, self.reader = pid, to_fd, os.fdopen(from_fd, "r")
+    def __init__(self, pid: int = -1, to_fd: int = -1, from_fd: int = -1):
+        self.pid, self.to_fd = pid, to_fd
+        self.reader = os.fdopen(from_fd, "r") if from_fd >= 0 else None
 
     @staticmethod
     def start():
-        """A Watch, or None where NVML is missing (the candidate's trace still rules)."""
+        """A Watch; one without NVML's process where NVML is missing."""
         ask_r, ask_w = os.pipe()
         answer_r, answer_w = os.pipe()
         pid = os.fork()
@@ -107,10 +182,12 @@ class Watch:
         watch = Watch(pid, ask_w, answer_r)
         if watch.reader.readline().strip() != "ready":
             watch.stop()
-            return None
+            return Watch()
         return watch
 
     def gpu_pids(self) -> set:
+        if self.pid < 0:
+            return set()
         try:
             os.write(self.to_fd, b"?")
             return set(json.loads(self.reader.readline() or "[]"))
@@ -118,18 +195,21 @@ class Watch:
             return set()
 
     def look(self, candidate_pid: int, kgym_pids: set):
-        """(whether NVML's listing could be read, pid -> description of each of the
+        """(how it looked: "nvml" or "descriptors", pid -> description of each of the
         candidate's processes but its own on a GPU now); `kgym_pids`: kgym's, every pair's and
-        exiting process. Unreadable where the watch's process is gone or NVML's pids are not
-        this process's (a pid namespace it does not map: then not even kgym's own processes
-        are among them)."""
+        exiting process. By descriptors where there is no NVML, its process is gone or its pids
+        are not this process's (a pid namespace it does not map: then not even kgym's own
+        processes are among them)."""
+        known = set(kgym_pids) | ({self.pid} if self.pid > 0 else set())
         pids = self.gpu_pids()
         if not pids & (set(kgym_pids) | {candidate_pid}):
-            return False, {}
-        belongs = belongs_to(candidate_pid, set(kgym_pids) | {self.pid})
-        return True, {pid: describe(pid) for pid in others_on_gpu(pids - set(kgym_pids), candidate_pid, belongs)}
+            return "descriptors", device_holders(candidate_pid, known)
+        belongs = belongs_to(candidate_pid, known)
+        return "nvml", {pid: describe(pid) for pid in others_on_gpu(pids - set(kgym_pids), candidate_pid, belongs)}
 
     def stop(self) -> None:
+        if self.pid < 0:
+            return
         os.close(self.to_fd)
         self.reader.close()
         os.waitpid(self.pid, 0)

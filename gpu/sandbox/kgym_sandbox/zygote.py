@@ -612,12 +612,12 @@ def relay(pair: Pair, out_fd: int, keep: set, exiting, prepare_next=lambda: set(
     reader = protocol.FrameReader(pair.result_r)
     relayed, status, drain_until, result = 0, None, None, None
     on_gpu, next_look = {}, time.monotonic()  # the candidate's processes but its own seen on a GPU
-    watched = []  # a look that could read NVML's listing: the isolation fact candidate:gpu_watch
+    watched = set()  # how the looks looked ("nvml", "descriptors"): the isolation fact
 
     def look_at_gpu() -> None:
         if gpu_watch is not None:
-            readable, seen = gpu_watch.look(pair.candidate_pid, keep | pair.pids)
-            watched.append(readable)
+            how, seen = gpu_watch.look(pair.candidate_pid, keep | pair.pids)
+            watched.add(how)
             on_gpu.update(seen)
 
     while result is None:
@@ -688,7 +688,7 @@ def relay(pair: Pair, out_fd: int, keep: set, exiting, prepare_next=lambda: set(
                                      "candidate_signal": candidate_sig, "seconds": laps.seconds,
                                      "candidate_out_of_memory": out_of_memory,
                                      "other_gpu_processes": [on_gpu[pid] for pid in sorted(on_gpu)],
-                                     "gpu_watched": any(watched)})
+                                     "gpu_watch": "nvml" if "nvml" in watched else "".join(watched)})
     return result
 
 
