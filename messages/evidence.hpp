@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "messages/enum_names.hpp"
 #include "messages/kgym.pb.h"
@@ -23,6 +24,14 @@ inline void add_evidence(ExecResult* result, EvidenceKind kind, const std::strin
   e->set_kind(kind);
   e->set_detail(detail);
   e->set_source(source);
+}
+
+// A list in an evidence's detail: its first item, and how many more ("a", "a and 2 more");
+// "" when empty.
+inline std::string first_and_more(const std::vector<std::string>& items) {
+  if (items.empty())
+    return "";
+  return items.front() + (items.size() > 1 ? " and " + std::to_string(items.size() - 1) + " more" : "");
 }
 
 inline bool has_evidence(const ExecResult& result, EvidenceKind kind) {

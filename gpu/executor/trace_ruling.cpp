@@ -33,8 +33,8 @@ void apply_trace(const CandidateTrace& t, ExecResult* result) {
   auto unmarked = unmark_generated_not_in_source(trace.kernels, t.candidate_source());
   if (!unmarked.empty())
     add_evidence(result, GENERATED_KERNEL_NOT_IN_SOURCE,
-                 "the trace calls kernels generated that the candidate's source does not name: " + unmarked.front() +
-                     (unmarked.size() > 1 ? " and " + std::to_string(unmarked.size() - 1) + " more" : ""),
+                 "the trace calls kernels generated that the candidate's source does not name: " +
+                     first_and_more(unmarked),
                  "cupti");
   const std::vector<double> batches(result->timed_batch_ms().begin(), result->timed_batch_ms().end());
   apply_trace_integrity(trace, expected_phase_calls(t.correctness_trials(), static_cast<int>(batches.size()), t.traced_reps()),

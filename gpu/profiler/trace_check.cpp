@@ -175,9 +175,7 @@ void apply_trace_integrity(const checked_trace& trace, const std::vector<PhaseCa
              trace.first_rejected,
          "the trace holds lines the trace writer did not write");
   if (!trace.shared_calls.empty())
-    hack(DEVICE_MEMORY_SHARED,
-         trace.shared_calls.front() +
-             (trace.shared_calls.size() > 1 ? " and " + std::to_string(trace.shared_calls.size() - 1) + " more" : ""),
+    hack(DEVICE_MEMORY_SHARED, first_and_more(trace.shared_calls),
          "its process handed device memory to another process (" + trace.shared_calls.front() + ")");
   std::string protocol = phase_protocol(trace.phase_calls, expected);
   const auto calls = without_deliveries(trace.phase_calls);

@@ -1231,9 +1231,15 @@ class GpuProcesses(unittest.TestCase):
                 while not gpu_processes.device_fds(own, node.name) and time.monotonic() < deadline:
                     time.sleep(0.05)  # until it has opened it
                 self.assertEqual(len(gpu_processes.device_fds(shared, node.name)), 1)
-                self.assertTrue(gpu_processes.opened_device_itself(own, candidate.pid, node.name))
-                self.assertFalse(gpu_processes.opened_device_itself(shared, candidate.pid, node.name))
-                self.assertFalse(gpu_processes.opened_device_itself(idle, candidate.pid, node.name))
+                theirs = gpu_processes.device_fds(candidate.pid, node.name)
+
+                def opened(pid):
+                    return gpu_processes.opened_device_itself(gpu_processes.device_fds(pid, node.name), theirs, pid,
+                                                              candidate.pid)
+                self.assertTrue(opened(own))
+                self.assertFalse(opened(shared))
+                self.assertFalse(opened(idle))
+                self.assertTrue(gpu_processes.opened_device_itself(None, theirs, idle, candidate.pid))  # hidden
                 found = gpu_processes.device_holders(candidate.pid, set(), node.name)
                 self.assertEqual(list(found), [own])
                 self.assertTrue(found[own].startswith(f"{own} (python3"))

@@ -18,6 +18,9 @@ import json
 import os
 import signal
 
+from . import proc_tree
+from .isolation import close_fds_except
+
 PR_SET_PDEATHSIG = 1
 
 
@@ -38,14 +41,6 @@ def descends_from(pid: int, root: int, parent_of, max_depth: int = 64) -> bool:
     return False
 
 
-def _parent(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return 0
-
-
 def _pid_namespace(pid: int) -> str:
     try:
         return os.readlink(f"/proc/{pid}/ns/pid")
@@ -53,20 +48,20 @@ def _pid_namespace(pid: int) -> str:
         return ""
 
 
-def belongs_to(candidate_pid: int, known_pids: set):
+def belongs_to(candidate_pid: int, known_pids: set, parent_of=proc_tree.parent):
     """A test for pids: the candidate's process tree, where a process it started may have
     left it (an orphan goes to the init of its pid namespace, the candidate's process where
     it has a namespace of its own, else to the zygote, the subreaper): a descendant, a process
     in the candidate's own pid namespace, or a child of the zygote's that is none of kgym's
-    (`known_pids`: every pair's and exiting process)."""
+    (`known_pids`: every pair's and exiting process). `parent_of`: pid -> its parent."""
     namespace = _pid_namespace(candidate_pid)
     own_namespace = bool(namespace) and namespace != _pid_namespace(os.getpid())
     zygote = os.getpid()
 
     def belongs(pid: int) -> bool:
-        return (descends_from(pid, candidate_pid, _parent)
+        return (descends_from(pid, candidate_pid, parent_of)
                 or (own_namespace and _pid_namespace(pid) == namespace)
-                or (_parent(pid) == zygote and pid not in known_pids))
+                or (parent_of(pid) == zygote and pid not in known_pids))
     return belongs
 
 
@@ -101,15 +96,13 @@ def same_open_file(pid_a: int, fd_a: int, pid_b: int, fd_b: int):
     return None if answer < 0 else answer == 0
 
 
-def opened_device_itself(pid: int, candidate_pid: int, prefix: str = DEVICE_NODES) -> bool:
-    """Whether `pid` holds a device node it opened itself, not only ones it shares with the
-    candidate's process by a fork (a forked child cannot use CUDA; an exec'd one opens its own
-    to make a context). True where its descriptors are hidden; False where the kernel will not
-    compare them."""
-    own = device_fds(pid, prefix)
+def opened_device_itself(own: list, theirs: list, pid: int, candidate_pid: int) -> bool:
+    """Whether `pid`, holding the device descriptors `own` (device_fds), opened a device node
+    itself, not only ones it shares with the candidate's process (`theirs`) by a fork (a forked
+    child cannot use CUDA; an exec'd one opens its own to make a context). True where its
+    descriptors are hidden (`own` None); False where the kernel will not compare them."""
     if own is None:
         return True
-    theirs = device_fds(candidate_pid, prefix) or []
     for fd in own:
         shared = False
         for their_fd in theirs:
@@ -126,17 +119,18 @@ def opened_device_itself(pid: int, candidate_pid: int, prefix: str = DEVICE_NODE
 
 def device_holders(candidate_pid: int, known_pids: set, prefix: str = DEVICE_NODES) -> dict:
     """pid -> description of each of the candidate's processes but its own (belongs_to) that
-    opened a device node itself or hides its descriptors: NVML's listing by other means."""
-    belongs = belongs_to(candidate_pid, known_pids)
+    opened a device node itself or hides its descriptors: NVML's listing by other means. One
+    pass over /proc for the tree, the candidate's descriptors read once."""
+    parents = proc_tree.parents()
+    belongs = belongs_to(candidate_pid, known_pids, lambda pid: parents.get(pid, 0))
+    theirs = device_fds(candidate_pid, prefix) or []
     found = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        pid = int(entry)
+    for pid in parents:
         if pid == candidate_pid or pid in known_pids or not belongs(pid):
             continue
-        if opened_device_itself(pid, candidate_pid, prefix):
-            found[pid] = describe(pid) + (" [its descriptors hidden]" if device_fds(pid, prefix) is None else "")
+        own = device_fds(pid, prefix)
+        if opened_device_itself(own, theirs, pid, candidate_pid):
+            found[pid] = describe(pid) + (" [its descriptors hidden]" if own is None else "")
     return found
 
 
@@ -169,7 +163,6 @@ class Watch:
         answer_r, answer_w = os.pipe()
         pid = os.fork()
         if pid == 0:
-            from .isolation import close_fds_except
             close_fds_except({ask_r, answer_w})  # nothing of the zygote's: its channel, its commands
             os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
             ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -200,12 +193,13 @@ class Watch:
         exiting process. By descriptors where there is no NVML, its process is gone or its pids
         are not this process's (a pid namespace it does not map: then not even kgym's own
         processes are among them)."""
-        known = set(kgym_pids) | ({self.pid} if self.pid > 0 else set())
+        kgym_pids = set(kgym_pids)
+        known = kgym_pids | ({self.pid} if self.pid > 0 else set())
         pids = self.gpu_pids()
-        if not pids & (set(kgym_pids) | {candidate_pid}):
+        if not pids & (kgym_pids | {candidate_pid}):
             return "descriptors", device_holders(candidate_pid, known)
         belongs = belongs_to(candidate_pid, known)
-        return "nvml", {pid: describe(pid) for pid in others_on_gpu(pids - set(kgym_pids), candidate_pid, belongs)}
+        return "nvml", {pid: describe(pid) for pid in others_on_gpu(pids - kgym_pids, candidate_pid, belongs)}
 
     def stop(self) -> None:
         if self.pid < 0:

@@ -19,6 +19,7 @@ import time
 
 from . import cgroups, channel, frames, gpu_processes, isolation, protocol, tracing
 from .laps import Laps
+from .proc_tree import descendants, stat_fields
 
 PR_SET_CHILD_SUBREAPER = 36
 MAX_RELAY_BYTES = 16 << 20  # a candidate flooding the result pipe is cut off here
@@ -27,35 +28,6 @@ MAX_RELAY_BYTES = 16 << 20  # a candidate flooding the result pipe is cut off he
 PREPARE_DISK_MB = 256
 # Tries at making the running evaluation's processes when a fork is refused (Pair, prepare).
 FORK_ATTEMPTS = 5
-
-
-def stat_fields(pid: int) -> list:
-    """The fields of /proc/<pid>/stat after the command name (which may hold ")"): state, parent
-    pid, ...; [] if there is no such process."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return []
-
-
-def descendants(root: int, keep: set) -> list:
-    """Every process below `root`, except those in `keep` and below them."""
-    children = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        fields = stat_fields(int(entry))
-        if len(fields) > 1:
-            children.setdefault(int(fields[1]), []).append(int(entry))
-    found, frontier = [], [root]
-    while frontier:
-        pid = frontier.pop()
-        for child in children.get(pid, []):
-            if child not in keep:
-                found.append(child)
-                frontier.append(child)
-    return found
 
 
 def sweep(keep: set) -> int:
