@@ -1,7 +1,9 @@
 """Exact-value tests of the sandbox's pure functions (no GPU, no candidate code)."""
 import ctypes
+import json
 import math
 import os
+import signal
 import statistics
 import sys
 import threading
@@ -1198,6 +1200,45 @@ class GpuProcesses(unittest.TestCase):
             candidate.kill()
             candidate.wait()
 
+    def test_a_watch_that_stops_answering_costs_one_look_and_is_replaced(self):
+        """A real watch process with a scripted listing (kgym's pid in it), stopped as the
+        hostile test AHarmedPreparedEvaluationIsReplaced stops every process of the zygote's:
+        the look does not hang, it falls back to descriptors; the watch is replaced by a new
+        process and the stopped one collected; a stopped watch is seen before any look."""
+        from kgym_sandbox import gpu_processes
+
+        def serve(ask_fd, answer_fd):
+            os.write(answer_fd, b"ready\n")
+            while os.read(ask_fd, 1):
+                os.write(answer_fd, (json.dumps([os.getppid()]) + "\n").encode())
+        watch = gpu_processes.Watch.start(serve)
+        watch.ANSWER_S = 0.3
+        kgym = {os.getpid()}
+        self.assertGreater(watch.pid, 0)
+        self.assertEqual(watch.look(os.getpid(), kgym), ("nvml", {}))
+        self.assertEqual(watch.harmed(), "")
+        self.assertIs(watch.renewed(), watch)
+        os.kill(watch.pid, signal.SIGSTOP)
+        started = time.monotonic()
+        self.assertEqual(watch.look(os.getpid(), kgym), ("descriptors", {}))
+        self.assertLess(time.monotonic() - started, 2.0)
+        self.assertEqual(watch.harmed(), f"its process (pid {watch.pid}) did not answer within 0.3 s")
+        old = watch.pid
+        watch = watch.renewed()
+        self.assertNotIn(watch.pid, (-1, old))
+        with self.assertRaises(ChildProcessError):
+            os.waitpid(old, os.WNOHANG)  # killed and collected
+        self.assertEqual(watch.look(os.getpid(), kgym), ("nvml", {}))
+        os.kill(watch.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + 5
+        while watch.harmed() == "" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.assertEqual(watch.harmed(), f"its process (pid {watch.pid}) is stopped")
+        watch.stop()  # a stopped watch does not hang its zygote's exit either
+        self.assertEqual(watch.pid, -1)
+        with self.assertRaises(ChildProcessError):
+            os.waitpid(-1, os.WNOHANG)
+
     @unittest.skipIf(torch.cuda.is_available(), "a GPU: NVML answers")
     def test_without_nvml_the_watch_reads_descriptors_and_leaves_no_process(self):
         from kgym_sandbox import gpu_processes
@@ -1440,7 +1481,6 @@ class Extensions(unittest.TestCase):
         (every process it may signal) reaches no process outside it, a sleeper of that very
         uid included, because the step is pid 1 of a pid namespace of its own."""
         import encodings.unicode_escape  # noqa: F401  (the unprivileged step cannot read this Python's files)
-        import signal
         import tempfile
         from kgym_sandbox import extension_build, isolation
 

@@ -16,7 +16,9 @@ also records the candidate's process handing device memory to another (DEVICE_ME
 import ctypes
 import json
 import os
+import select
 import signal
+import time
 
 from . import proc_tree
 from .isolation import close_fds_except
@@ -144,21 +146,27 @@ def describe(pid: int) -> str:
 
 
 class Watch:
-    """NVML's view of the GPUs' processes, from a process of its own forked by the zygote at
-    its start (the zygote forks every evaluation's processes: NVML's state must not be in
-    them, and the judge starts NVML afresh in its own). Asked over a pipe; it goes when the
-    zygote goes (its end of the pipe closes, or the parent-death signal). Without NVML
-    (pid -1) or where its listing is blind, the candidate's processes' descriptors."""
+    """NVML's view of the GPUs' processes, from a process of its own forked by the zygote (the
+    zygote forks every evaluation's processes: NVML's state must not be in them, and the judge
+    starts NVML afresh in its own). Asked over a pipe; it goes when the zygote goes (its end of
+    the pipe closes, or the parent-death signal). Without NVML (pid -1) or where its listing is
+    blind, the candidate's processes' descriptors. A watch that stops answering (stopped or
+    killed by whatever reached kgym's uid: no candidate can) costs one look by descriptors and
+    is replaced before the next evaluation (renewed), never a hung zygote."""
 
     INTERVAL_S = 0.2  # a context takes longer than this to come up (about 0.1-0.3 s on an H100)
+    ANSWER_S = 1.0  # an NVML listing takes milliseconds
+    READY_S = 30.0  # NVML's start, on a busy machine
 
-    def __init__(self, pid: int = -1, to_fd: int = -1, from_fd: int = -1):
-        self.pid, self.to_fd = pid, to_fd
-        self.reader = os.fdopen(from_fd, "r") if from_fd >= 0 else None
+    def __init__(self, pid: int = -1, to_fd: int = -1, from_fd: int = -1, serve=None):
+        self.pid, self.to_fd, self.from_fd, self.serve = pid, to_fd, from_fd, serve
+        self.broken = False  # it did not answer in time: replaced before the next evaluation
 
     @staticmethod
-    def start():
-        """A Watch; one without NVML's process where NVML is missing."""
+    def start(serve=None):
+        """A Watch; one without NVML's process where NVML is missing. `serve(ask_fd,
+        answer_fd)`: the watch process's work (_serve; a test's scripted listing)."""
+        serve = serve or _serve
         ask_r, ask_w = os.pipe()
         answer_r, answer_w = os.pipe()
         pid = os.fork()
@@ -167,32 +175,36 @@ class Watch:
             os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
             ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             try:
-                _serve(ask_r, answer_w)
+                serve(ask_r, answer_w)
             finally:
                 os._exit(0)
         os.close(ask_r)
         os.close(answer_w)
-        watch = Watch(pid, ask_w, answer_r)
-        if watch.reader.readline().strip() != "ready":
+        watch = Watch(pid, ask_w, answer_r, serve)
+        if read_line(answer_r, Watch.READY_S) != "ready":
             watch.stop()
             return Watch()
         return watch
 
     def gpu_pids(self) -> set:
-        if self.pid < 0:
+        if self.pid < 0 or self.broken:
             return set()
         try:
             os.write(self.to_fd, b"?")
-            return set(json.loads(self.reader.readline() or "[]"))
+            answer = read_line(self.from_fd, self.ANSWER_S)
+            if answer is not None:
+                return set(json.loads(answer or "[]"))
         except (OSError, ValueError):
-            return set()
+            pass
+        self.broken = True
+        return set()
 
     def look(self, candidate_pid: int, kgym_pids: set):
         """(how it looked: "nvml" or "descriptors", pid -> description of each of the
         candidate's processes but its own on a GPU now); `kgym_pids`: kgym's, every pair's and
-        exiting process. By descriptors where there is no NVML, its process is gone or its pids
-        are not this process's (a pid namespace it does not map: then not even kgym's own
-        processes are among them)."""
+        exiting process. By descriptors where there is no NVML, its process does not answer or
+        its pids are not this process's (a pid namespace it does not map: then not even kgym's
+        own processes are among them)."""
         kgym_pids = set(kgym_pids)
         known = kgym_pids | ({self.pid} if self.pid > 0 else set())
         pids = self.gpu_pids()
@@ -201,12 +213,50 @@ class Watch:
         belongs = belongs_to(candidate_pid, known)
         return "nvml", {pid: describe(pid) for pid in others_on_gpu(pids - kgym_pids, candidate_pid, belongs)}
 
+    def harmed(self) -> str:
+        """What is wrong with the watch's process ("" if nothing or it has none): it did not
+        answer, or it is gone, a zombie, stopped or traced."""
+        if self.pid < 0:
+            return ""
+        if self.broken:
+            return f"its process (pid {self.pid}) did not answer within {self.ANSWER_S:g} s"
+        state = (proc_tree.stat_fields(self.pid) or [""])[0]
+        return f"its process (pid {self.pid}) is {'stopped' if state in ('T', 't') else 'gone'}" \
+            if state in ("", "Z", "X", "T", "t") else ""
+
+    def renewed(self):
+        """This watch, or a new one (this one's process killed and collected) where it is harmed."""
+        if not self.harmed():
+            return self
+        self.stop()
+        return Watch.start(self.serve)
+
     def stop(self) -> None:
         if self.pid < 0:
             return
         os.close(self.to_fd)
-        self.reader.close()
+        os.close(self.from_fd)
+        try:
+            os.kill(self.pid, signal.SIGKILL)  # stopped, it would never read the closed pipe
+        except ProcessLookupError:
+            pass
         os.waitpid(self.pid, 0)
+        self.pid = -1
+
+
+def read_line(fd: int, timeout_s: float):
+    """One line from a pipe the other end writes a line at a time, without its newline; None
+    where none came within `timeout_s` or the pipe closed first."""
+    data, deadline = b"", time.monotonic() + timeout_s
+    while not data.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            return None
+        data += chunk
+    return data.decode().strip()
 
 
 def _serve(ask_fd: int, answer_fd: int) -> None:

@@ -841,6 +841,11 @@ def main() -> None:
                     print(f"kgym zygote: the evaluation prepared in {workdir} was harmed ({harm}); "
                           "its request gets fresh processes", file=sys.stderr, flush=True)
                     standbys.pop(workdir).discard()
+            harm = gpu_watch.harmed() if gpu_watch is not None else ""
+            if harm:
+                print(f"kgym zygote: the GPU watch was harmed ({harm}); a new one watches", file=sys.stderr,
+                      flush=True)
+                gpu_watch = gpu_watch.renewed()
             running = current = standbys.pop(evaluation["workdir"], None) or prepare(evaluation["workdir"])
             started = begin(current, evaluation, exiting.pids)
             if started is None:
