@@ -531,6 +531,28 @@ TEST(Containment, AHelperProcessOnTheGpuIsSeenTwice) {
   EXPECT_TRUE(granted(r, "candidate:gpu_watch")) << summary_line(r);
 }
 
+// Where NVML is missing or blind (here switched off: the zygote's --no-nvml-watch), the watch
+// reads the candidate's processes' descriptors: the helper opened the GPU's device nodes
+// itself, so it is seen all the same, and the candidate's own process (which holds them too) and
+// an honest candidate are not mistaken for one.
+TEST(Containment, WithoutNvmlAHelperOnTheGpuIsSeenByItsDescriptors) {
+  if (test_device() != CUDA || !gpu_present())
+    GTEST_SKIP() << "a CUDA context of a helper's: needs KGYM_TEST_DEVICE=cuda and a GPU";
+  executor_options options = test_executor_options();
+  options.launch.nvml_watch = false;
+  sandbox_evaluator by_descriptors(options);
+  ExecResult r = by_descriptors.evaluate(
+      request_for("square_matmul", "works_in_helper_by_descriptors", read_text(source_path("tests/hostile/works_in_helper.py"))));
+  EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED") << summary_line(r);
+  EXPECT_TRUE(has_evidence(r, GPU_PROCESS_OUTSIDE_TRACE)) << summary_line(r);
+  EXPECT_TRUE(granted(r, "candidate:gpu_watch_by_descriptors")) << summary_line(r);
+  for (const char* name : {"correct", "fork_leftover"}) {
+    ExecResult honest = by_descriptors.evaluate(appended_request(name));
+    EXPECT_EQ(Verdict_Name(honest.verdict()), "OK") << name << ": " << summary_line(honest);
+    EXPECT_TRUE(granted(honest, "candidate:gpu_watch_by_descriptors")) << name << ": " << summary_line(honest);
+  }
+}
+
 // Evaluations cannot see each other: a candidate that stops every process it can see (the
 // prepared next evaluation's candidate, were it the same uid) sees none, and the evaluation
 // after it is OK. As root, and unprivileged where the OS grants a user namespace, it runs as

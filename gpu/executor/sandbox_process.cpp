@@ -151,6 +151,8 @@ std::string sandbox_process::start(clock::duration timeout, SandboxEvent::Ready*
   std::vector<std::string> args = {launch_.python, "-m", launch_.module, "--device", device};
   if (!launch_.memory_cgroup && launch_.module == "kgym_sandbox.zygote")
     args.push_back("--no-memory-cgroup");
+  if (!launch_.nvml_watch && launch_.module == "kgym_sandbox.zygote")
+    args.push_back("--no-nvml-watch");
   for (const auto& workdir : prepare)
     args.insert(args.end(), {"--prepare", workdir});
   std::vector<char*> argv;

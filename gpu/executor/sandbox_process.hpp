@@ -36,6 +36,9 @@ struct sandbox_launch {
   // Whether the zygote may put each candidate in a memory cgroup of its own where the machine
   // grants one (false: the executor's fallback counts the candidate's uid instead).
   bool memory_cgroup = true;
+  // CUDA: whether the zygote's GPU watch may ask NVML which processes hold a context (false: it
+  // reads the candidate's processes' descriptors instead, as where NVML is missing or blind).
+  bool nvml_watch = true;
 };
 
 // Whether the caller's environment variable `name` reaches the sandbox: PATH, HOME, USER,

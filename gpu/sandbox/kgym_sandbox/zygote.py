@@ -742,6 +742,9 @@ def main() -> None:
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--no-memory-cgroup", action="store_true",
                         help="no cgroup per candidate (the executor then counts the candidate's uid)")
+    parser.add_argument("--no-nvml-watch", action="store_true",
+                        help="the GPU watch reads the candidate's processes' descriptors, not NVML's "
+                             "listing (as where NVML is missing or blind)")
     parser.add_argument("--prepare", action="append", default=[], metavar="WORKDIR",
                         help="prepare an evaluation's processes there at once, before any request "
                              "(the executor's first Evaluates name these directories)")
@@ -778,7 +781,8 @@ def main() -> None:
     if args.device == "cuda":
         isolation.keep_off(set(timing_cores().values()))  # this zygote, and every process it forks
     pid_namespaces = isolation.PidNamespaces()
-    gpu_watch = gpu_processes.Watch.start() if args.device == "cuda" else None
+    gpu_watch = None if args.device != "cuda" else gpu_processes.Watch() if args.no_nvml_watch \
+        else gpu_processes.Watch.start()
     standbys, exiting, wait_for_exits = {}, Exiting(), False  # standbys: workdir -> Pair
 
     def prepare(workdir: str, current: Pair = None, attempts: int = FORK_ATTEMPTS) -> Pair:
