@@ -128,6 +128,10 @@ const hostile_case cases[] = {
     // ... and one that shares nothing with its helper, which only loads the GPU while the
     // reference is timed (nothing in the trace: only the zygote's watch sees it).
     {"contends_from_helper", HACKED, "gpu_process_outside_trace", true, 0, "square_matmul"},
+    // ... and one whose helper writes its answers straight into the judge's delivery slots, their
+    // descriptors (and its input sets') passed on by the candidate's process: no call of that
+    // process shares memory, its deliveries copy what they are asked; only the watch sees it.
+    {"hands_buffers_to_helper", HACKED, "gpu_process_outside_trace", true, 0, "square_matmul"},
     // One output buffer returned every call: the delivery cannot hold each call's, so both sides
     // copy inside the timing; honest it stays OK, stale between its calls it is caught.
     {"reuses_output_buffer", OK, ""},
