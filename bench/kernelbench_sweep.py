@@ -37,6 +37,9 @@ import kernelbench_tasks
 from local_serve import ROOT, local_serve  # first: it puts the client on the path
 from kgym_client import KgymClient
 
+sys.path.insert(0, os.path.join(ROOT, "gpu", "sandbox"))
+from kgym_sandbox.timing import delivery_excess_ms  # noqa: E402
+
 
 def sweep_level(client: KgymClient, tasks: list, level: int, args, out) -> list:
     """Submits every task of a level at once; returns the ExecResults in task order, printing
@@ -111,6 +114,12 @@ def report(level: int, results: list, elapsed_s: float) -> None:
               f"timed {statistics.fmean(r.get('timed_s', 0) for r in ok):.2f} s and wall "
               f"{statistics.fmean(r.get('wall_s', 0) for r in ok):.2f} s per evaluation, speedup_rse mean "
               f"{statistics.fmean(r.get('speedup_rse', 0) for r in ok):.5f}")
+        excess = [e for e in (delivery_excess_ms(r.get("reference_delivery_ms", []), r.get("delivery_ms", []))
+                              for r in ok) if e is not None]
+        if excess:
+            print(f"  deliveries beyond the reference runner's (each problem's median): median "
+                  f"{statistics.median(excess):.3f} ms, least {min(excess):.3f}, most {max(excess):.3f} "
+                  f"({len(excess)} problems)")
     harness_parts.print_parts({f"level {level}": results})
     for r in results:
         if r.get("verdict") != "OK":

@@ -497,6 +497,14 @@ class Delivery(unittest.TestCase):
         self.assertEqual(remote_candidate.delivery_slots(3, 4), 3)
         self.assertEqual(remote_candidate.delivery_slots(5, 0), 5)
 
+    def test_a_deliverys_excess_is_the_median_beyond_the_reference_runners_pair(self):
+        # Honest: the two sides' deliveries differ by noise, one preempted delivery aside.
+        self.assertEqual(timing.delivery_excess_ms([0.25, 0.5, 0.25], [0.5, 0.25, 3.25]), 0.25)
+        # Work done in each delivery (a 2 ms matmul a call, two calls a part) adds its whole time.
+        self.assertEqual(timing.delivery_excess_ms([0.5, 0.5, 0.5, 0.5], [4.5, 4.5, 4.75, 4.25]), 4.0)
+        self.assertIsNone(timing.delivery_excess_ms([0.5], [0.5, 0.5]))  # unpaired
+        self.assertIsNone(timing.delivery_excess_ms([], []))  # copied inside the requests: no deliveries
+
     def test_chosen_calls_are_delivered_a_few_at_a_time_and_each_compared_with_its_own(self):
         sides = {"ref": DeliveringSide(3), "cand": DeliveringSide(2)}
         compared, spent = [], {"timing_delivery": 0.0, "timing_checks": 0.0}

@@ -296,6 +296,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     finally:  # also for a failed timing: the executor matches them to the trace's windows
         result["timed_batch_ms"] = list(getattr(candidate, "batch_ms", []))
         result["delivery_ms"] = list(getattr(candidate, "delivery_ms", []))
+        result["reference_delivery_ms"] = list(getattr(timed_reference, "delivery_ms", []))
         memory.sample()
     changed = candidate.finish()
     lap("timing_finish")

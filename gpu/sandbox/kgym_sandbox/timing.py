@@ -369,6 +369,19 @@ def batch_size(call_s: float, set_bytes: int, memory_bytes: int) -> int:
     return int(max(1, min(by_time, by_memory, MAX_BATCH)))
 
 
+def delivery_excess_ms(reference_ms: list, candidate_ms: list):
+    """The median of what each of the candidate's deliveries took beyond the reference runner's
+    delivery of the same calls (ms, by the judge's clock; ExecResult's delivery_ms and
+    reference_delivery_ms, paired in order); None where they do not pair (a side that copied
+    inside its requests delivers nothing). Both only copy the same bytes, so an honest
+    candidate's excess is the two processes' scheduling noise, and work done in a delivery, off
+    the judge's clock (by the candidate's process with its trace off, or by a helper writing the
+    judge's slots), adds its whole time to every one."""
+    if not candidate_ms or len(reference_ms) != len(candidate_ms):
+        return None
+    return statistics.median(c - r for r, c in zip(reference_ms, candidate_ms))
+
+
 def compare_chosen(sides: dict, chosen: list, check, spent: dict) -> int:
     """The last batch's `chosen` calls compared, side by side: delivered a few at a time where a
     side's buffers are fewer than the calls (on the GPU they wait in the processes that made
