@@ -7,7 +7,9 @@
 # about 10 minutes on an H100; KGYM_TEST_SHARD=I/N runs the I-th of N shards of every
 # GoogleTest binary (GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS), for machines lent by the call;
 # KGYM_TEST_FILTER=PATTERN runs only the matching cases of the GPU binaries (a GoogleTest
-# filter; ctest's own filters would override GTEST_FILTER), KGYM_TEST_REPEAT=N each N times.
+# filter; ctest's own filters would override GTEST_FILTER), KGYM_TEST_REPEAT=N each N times,
+# and with KGYM_TEST_UNPRIVILEGED=1 the matching hostile cases again as kgym-unprivileged
+# (tests/unprivileged/run_as_user.sh; lines prefixed "2: " in ctest-gpu.log).
 # KGYM_TEST_GPUS=N (N > 1, a host with N GPUs) runs the GPU tests on all N at once (4 H100s,
 # 2026-11-27: 458 s): the GPU list in N-1 shards and the unprivileged list on the last GPU, or,
 # with KGYM_TEST_LISTS=gpu or =unprivileged, only that list in N shards (2 GPUs: two calls).
@@ -33,6 +35,11 @@ if [ "${KGYM_SKIP_TESTS:-0}" != 1 ]; then
         --gtest_repeat="${KGYM_TEST_REPEAT:-1}" > "$out/filtered.log" 2>&1 || status=1
       sed 's/^/1: /' "$out/filtered.log" >> "$out/ctest-gpu.log"  # the prefix ctest -V gives
     done
+    if [ "${KGYM_TEST_UNPRIVILEGED:-0}" = 1 ]; then
+      KGYM_TEST_DEVICE=cuda tests/unprivileged/run_as_user.sh "$PWD/build/tests/hostile_test" \
+        --gtest_filter="$KGYM_TEST_FILTER" --gtest_repeat="${KGYM_TEST_REPEAT:-1}" > "$out/filtered.log" 2>&1 || status=1
+      sed 's/^/2: /' "$out/filtered.log" >> "$out/ctest-gpu.log"
+    fi
     rm -f "$out/filtered.log"
     [ $status = 0 ] && echo "100% tests passed (filtered: $KGYM_TEST_FILTER)" >> "$out/ctest-gpu.log"
   elif [ "${KGYM_TEST_GPUS:-1}" -gt 1 ]; then
