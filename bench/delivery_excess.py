@@ -1,0 +1,104 @@
+"""What a candidate's deliveries take beyond the reference runner's: the figures a rule needs.
+
+On the GPU the judge has both sides deliver the outputs it compares, off its clock, the
+reference runner first, the same calls a part at a time; kgym's runner only copies, so an
+honest candidate's delivery takes what its pair takes, and work done in a delivery (by the
+candidate's process with its trace off, or by a helper writing the judge's slots) adds its
+whole time. `timing.delivery_excess_ms` (the median of the differences, ExecResult's
+delivery_ms and reference_delivery_ms) is recorded, not ruled on. This runs `kgym check --json
+--no-hacking-check` (evidence recorded, the verdict as the outputs make it) for every task's own
+candidates (mostly honest; `cheat*` and `wrong` say what they are) and for hostile ones that
+work in a delivery or through a helper, and prints one line each: verdict, evidence,
+deliveries, the excess, and the candidate's timed time per call (what it saves by moving its
+work), so that a bound can be chosen between the two groups.
+
+    python3 bench/delivery_excess.py [--kgym build/kgym] [--device cuda] [--only-tasks] [--tasks a,b]
+"""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "gpu", "sandbox"))
+from kgym_sandbox.timing import delivery_excess_ms  # noqa: E402
+
+# (task, hostile file, appended to that task's fused candidate or a whole program)
+HOSTILE = [("gelu_scale_residual", "works_in_delivery", True), ("gelu_scale_residual", "defers_work", True),
+           ("square_matmul", "works_in_helper", False), ("square_matmul", "hands_buffers_to_helper", False)]
+
+
+def check(kgym: str, device: str, task: str, candidate: str) -> list:
+    """ExecResults (JSON) of `kgym check` of `candidate` ("all": the task's candidates) on `task`."""
+    out = subprocess.run([kgym, "check", "--device", device, "--json", "--no-hacking-check", "--task",
+                          os.path.join(ROOT, "tasks", task), "--candidate", candidate],
+                         capture_output=True, text=True)
+    results = []
+    for line in out.stdout.splitlines():
+        try:
+            results.append(json.loads(line))
+        except ValueError:
+            continue
+    if not results:
+        print(f"  {task} {candidate}: no result ({out.stderr.strip().splitlines()[-1:] or 'no output'})")
+    return results
+
+
+def row(group: str, task: str, r: dict) -> str:
+    excess = delivery_excess_ms(r.get("referenceDeliveryMs", r.get("reference_delivery_ms", [])),
+                                r.get("deliveryMs", r.get("delivery_ms", [])))
+    kinds = sorted({e.get("kind", "") for e in r.get("evidence", []) if e.get("kind") != "NO_GENERATED_KERNEL"})
+    per_call = (r.get("candidateTime") or r.get("candidate_time") or {}).get("medianMs",
+                                                                           (r.get("candidate_time") or {}).get("median_ms"))
+    name = r.get("candidateId") or r.get("candidate_id") or "?"
+    return (f"{group:8s} {task[:20]:20s} {name[:26]:26s} {r.get('verdict', '?'):14s} "
+            f"{len(r.get('deliveryMs', r.get('delivery_ms', []))):5d} "
+            f"{'-' if excess is None else f'{excess:9.3f}':>9s} {'-' if per_call is None else f'{per_call:9.3f}':>9s}  "
+            f"{', '.join(kinds)[:60]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kgym", default=os.path.join(ROOT, "build", "kgym"))
+    parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    parser.add_argument("--only-tasks", action="store_true", help="only the tasks' own candidates")
+    parser.add_argument("--tasks", default="", help="comma-separated task names (default: every task in tasks/)")
+    args = parser.parse_args()
+    try:
+        import torch
+        machine = torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU"
+    except ImportError:
+        machine = "no torch"
+    print(f"delivery excess: {machine}, kgym check --device {args.device} --no-hacking-check")
+    print(f"{'group':8s} {'task':20s} {'candidate':26s} {'verdict':14s} {'deliv':>5s} {'excess ms':>9s} "
+          f"{'call ms':>9s}  evidence")
+    for task_dir in sorted(glob.glob(os.path.join(ROOT, "tasks", "*", "candidates"))):
+        task = os.path.basename(os.path.dirname(task_dir))
+        if args.tasks and task not in args.tasks.split(","):
+            continue
+        for r in check(args.kgym, args.device, task, "all"):
+            print(row("task's", task, r), flush=True)
+    if args.only_tasks:
+        return
+    with tempfile.TemporaryDirectory() as scratch:
+        for task, name, appended in HOSTILE:
+            if args.tasks and task not in args.tasks.split(","):
+                continue
+            source = open(os.path.join(ROOT, "tests", "hostile", name + ".py")).read()
+            if appended:
+                source = open(os.path.join(ROOT, "tasks", task, "candidates", "fused.py")).read() + "\n" + source
+            path = os.path.join(scratch, name + ".py")
+            with open(path, "w") as f:
+                f.write(source)
+            for r in check(args.kgym, args.device, task, path):
+                print(row("hostile", task, r), flush=True)
+    print("excess: each evaluation's median of (its delivery - the reference runner's same delivery), ms; "
+          "call ms: the candidate's timed median per call; '-': no deliveries (the CPU, or outputs copied "
+          "inside the requests)")
+
+
+if __name__ == "__main__":
+    main()
