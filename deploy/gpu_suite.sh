@@ -41,7 +41,11 @@ if [ "${KGYM_SKIP_TESTS:-0}" != 1 ]; then
       sed 's/^/2: /' "$out/filtered.log" >> "$out/ctest-gpu.log"
     fi
     rm -f "$out/filtered.log"
-    [ $status = 0 ] && echo "100% tests passed (filtered: $KGYM_TEST_FILTER)" >> "$out/ctest-gpu.log"
+    if [ $status = 0 ]; then  # a skipped case is no failure, but it did not pass either: say so
+      skipped=$(grep -c '^[12]: \[  SKIPPED \] .*(' "$out/ctest-gpu.log")
+      echo "100% tests passed (filtered: $KGYM_TEST_FILTER)$([ "$skipped" != 0 ] && echo "; $skipped skipped, not run")" \
+        >> "$out/ctest-gpu.log"
+    fi
   elif [ "${KGYM_TEST_GPUS:-1}" -gt 1 ]; then
     # N GPUs of one host: the GPU list in N-1 shards side by side, each on a GPU and timing
     # cores of its own (the last cores of the host, three a GPU), the unprivileged list whole
