@@ -48,14 +48,14 @@ def check(kgym: str, device: str, task: str, candidate: str) -> list:
 
 
 def row(group: str, task: str, r: dict) -> str:
-    excess = delivery_excess_ms(r.get("referenceDeliveryMs", r.get("reference_delivery_ms", [])),
-                                r.get("deliveryMs", r.get("delivery_ms", [])))
+    """One result's line; `r` as `kgym check --json` prints it (the schema's field names, empty
+    lists left out)."""
+    deliveries = r.get("delivery_ms", [])
+    excess = delivery_excess_ms(r.get("reference_delivery_ms", []), deliveries)
     kinds = sorted({e.get("kind", "") for e in r.get("evidence", []) if e.get("kind") != "NO_GENERATED_KERNEL"})
-    per_call = (r.get("candidateTime") or r.get("candidate_time") or {}).get("medianMs",
-                                                                           (r.get("candidate_time") or {}).get("median_ms"))
-    name = r.get("candidateId") or r.get("candidate_id") or "?"
-    return (f"{group:8s} {task[:20]:20s} {name[:26]:26s} {r.get('verdict', '?'):14s} "
-            f"{len(r.get('deliveryMs', r.get('delivery_ms', []))):5d} "
+    per_call = r.get("candidate_time", {}).get("median_ms")
+    return (f"{group:8s} {task[:20]:20s} {r.get('candidate_id', '?')[:26]:26s} {r.get('verdict', '?'):14s} "
+            f"{len(deliveries):5d} "
             f"{'-' if excess is None else f'{excess:9.3f}':>9s} {'-' if per_call is None else f'{per_call:9.3f}':>9s}  "
             f"{', '.join(kinds)[:60]}")
 

@@ -220,9 +220,8 @@ class Watch:
             return ""
         if self.broken:
             return f"its process (pid {self.pid}) did not answer within {self.ANSWER_S:g} s"
-        state = (proc_tree.stat_fields(self.pid) or [""])[0]
-        return f"its process (pid {self.pid}) is {'stopped' if state in ('T', 't') else 'gone'}" \
-            if state in ("", "Z", "X", "T", "t") else ""
+        state = proc_tree.unfit(self.pid)
+        return f"its process (pid {self.pid}) is {state}" if state else ""
 
     def renewed(self):
         """This watch, or a new one (this one's process killed and collected) where it is harmed."""

@@ -12,6 +12,15 @@ def stat_fields(pid: int) -> list:
         return []
 
 
+def unfit(pid: int) -> str:
+    """"gone" (no such process, a zombie or dead), "stopped" (stopped or traced) or "" (it
+    can run): what its /proc/<pid>/stat state says of a process kgym holds ready."""
+    state = (stat_fields(pid) or [""])[0]
+    if state in ("", "Z", "X"):
+        return "gone"
+    return "stopped" if state in ("T", "t") else ""
+
+
 def parent(pid: int) -> int:
     """Its parent's pid; 0 if there is no such process."""
     fields = stat_fields(pid)

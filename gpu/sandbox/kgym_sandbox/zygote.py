@@ -19,7 +19,7 @@ import time
 
 from . import cgroups, channel, frames, gpu_processes, isolation, protocol, tracing
 from .laps import Laps
-from .proc_tree import descendants, stat_fields
+from .proc_tree import descendants, unfit
 
 PR_SET_CHILD_SUBREAPER = 36
 MAX_RELAY_BYTES = 16 << 20  # a candidate flooding the result pipe is cut off here
@@ -248,11 +248,9 @@ class Pair:
         prepared for gets fresh processes instead of paying for it."""
         for role, pid in (("judge", self.judge_pid), ("candidate", self.candidate_pid),
                           ("reference runner", self.reference_pid)):
-            state = (stat_fields(pid) or [""])[0]
-            if state in ("", "Z", "X"):
-                return f"its {role} (pid {pid}) is gone"
-            if state in ("T", "t"):
-                return f"its {role} (pid {pid}) is stopped"
+            state = unfit(pid)
+            if state:
+                return f"its {role} (pid {pid}) is {state}"
         return ""
 
     def start(self, command: dict) -> bool:
