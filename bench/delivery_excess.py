@@ -1,16 +1,16 @@
-"""What a candidate's deliveries take beyond the reference runner's: the figures a rule needs.
+"""What a candidate's deliveries take beyond the reference runner's: the figures behind the rule.
 
-On the GPU the judge has both sides deliver the outputs it compares, off its clock, the
-reference runner first, the same calls a part at a time; kgym's runner only copies, so an
-honest candidate's delivery takes what its pair takes, and work done in a delivery (by the
-candidate's process with its trace off, or by a helper writing the judge's slots) adds its
-whole time. `timing.delivery_excess_ms` (the median of the differences, ExecResult's
-delivery_ms and reference_delivery_ms) is recorded, not ruled on. This runs `kgym check --json
---no-hacking-check` (evidence recorded, the verdict as the outputs make it) for every task's own
-candidates (mostly honest; `cheat*` and `wrong` say what they are) and for hostile ones that
-work in a delivery or through a helper, and prints one line each: verdict, evidence,
-deliveries, the excess, and the candidate's timed time per call (what it saves by moving its
-work), so that a bound can be chosen between the two groups.
+On the GPU the judge has both sides deliver the outputs it compares, off its clock, a part at a
+time, the two taking turns at going first; kgym's runner only copies, so an honest candidate's
+delivery takes what its pair takes, and work done in a delivery (by the candidate's process with
+its trace off, or by a helper writing the judge's slots) adds its whole time.
+`timing.delivery_excess_ms` (the lower quartile of the differences, ExecResult's delivery_ms and
+reference_delivery_ms) above `timing.delivery_bound_ms` is HACKED (delivery_slower_than_reference).
+This runs `kgym check --json --no-hacking-check` (evidence recorded, the verdict as the outputs
+make it) for every task's own candidates (mostly honest; `cheat*` and `wrong` say what they are)
+and for hostile ones that work in a delivery or through a helper, and prints one line each:
+verdict, evidence, deliveries, the excess and its bound, and the candidate's timed time per call
+(what it saves by moving its work), so that the bound can be seen between the two groups.
 
     python3 bench/delivery_excess.py [--kgym build/kgym] [--device cuda] [--only-tasks] [--tasks a,b]
 """
@@ -24,11 +24,12 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "gpu", "sandbox"))
-from kgym_sandbox.timing import delivery_excess_ms  # noqa: E402
+from kgym_sandbox.timing import delivery_bound_ms, delivery_excess_ms  # noqa: E402
 
 # (task, hostile file, appended to that task's fused candidate or a whole program)
 HOSTILE = [("gelu_scale_residual", "works_in_delivery", True), ("gelu_scale_residual", "defers_work", True),
-           ("square_matmul", "works_in_helper", False), ("square_matmul", "hands_buffers_to_helper", False)]
+           ("square_matmul", "works_in_helper", False), ("square_matmul", "hands_buffers_to_helper", False),
+           ("square_matmul", "works_in_delivery_untraced", False)]
 
 
 def check(kgym: str, device: str, task: str, candidate: str) -> list:
@@ -52,11 +53,12 @@ def row(group: str, task: str, r: dict) -> str:
     lists left out)."""
     deliveries = r.get("delivery_ms", [])
     excess = delivery_excess_ms(r.get("reference_delivery_ms", []), deliveries)
+    bound = delivery_bound_ms(r.get("reference_delivery_ms", []))
     kinds = sorted({e.get("kind", "") for e in r.get("evidence", []) if e.get("kind") != "NO_GENERATED_KERNEL"})
     per_call = r.get("candidate_time", {}).get("median_ms")
     return (f"{group:8s} {task[:20]:20s} {r.get('candidate_id', '?')[:26]:26s} {r.get('verdict', '?'):14s} "
             f"{len(deliveries):5d} "
-            f"{'-' if excess is None else f'{excess:9.3f}':>9s} {'-' if per_call is None else f'{per_call:9.3f}':>9s}  "
+            f"{'-' if excess is None else f'{excess:9.3f}':>9s} {bound:7.3f} {'-' if per_call is None else f'{per_call:9.3f}':>9s}  "
             f"{', '.join(kinds)[:60]}")
 
 
@@ -74,28 +76,28 @@ def main() -> None:
         machine = "no torch"
     print(f"delivery excess: {machine}, kgym check --device {args.device} --no-hacking-check")
     print(f"{'group':8s} {'task':20s} {'candidate':26s} {'verdict':14s} {'deliv':>5s} {'excess ms':>9s} "
-          f"{'call ms':>9s}  evidence")
+          f"{'bound':>7s} {'call ms':>9s}  evidence")
+    if not args.only_tasks:  # first: the rows the bound must catch
+        with tempfile.TemporaryDirectory() as scratch:
+            for task, name, appended in HOSTILE:
+                if args.tasks and task not in args.tasks.split(","):
+                    continue
+                source = open(os.path.join(ROOT, "tests", "hostile", name + ".py")).read()
+                if appended:
+                    source = open(os.path.join(ROOT, "tasks", task, "candidates", "fused.py")).read() + "\n" + source
+                path = os.path.join(scratch, name + ".py")
+                with open(path, "w") as f:
+                    f.write(source)
+                for r in check(args.kgym, args.device, task, path):
+                    print(row("hostile", task, r), flush=True)
     for task_dir in sorted(glob.glob(os.path.join(ROOT, "tasks", "*", "candidates"))):
         task = os.path.basename(os.path.dirname(task_dir))
         if args.tasks and task not in args.tasks.split(","):
             continue
         for r in check(args.kgym, args.device, task, "all"):
             print(row("task's", task, r), flush=True)
-    if args.only_tasks:
-        return
-    with tempfile.TemporaryDirectory() as scratch:
-        for task, name, appended in HOSTILE:
-            if args.tasks and task not in args.tasks.split(","):
-                continue
-            source = open(os.path.join(ROOT, "tests", "hostile", name + ".py")).read()
-            if appended:
-                source = open(os.path.join(ROOT, "tasks", task, "candidates", "fused.py")).read() + "\n" + source
-            path = os.path.join(scratch, name + ".py")
-            with open(path, "w") as f:
-                f.write(source)
-            for r in check(args.kgym, args.device, task, path):
-                print(row("hostile", task, r), flush=True)
-    print("excess: each evaluation's median of (its delivery - the reference runner's same delivery), ms; "
+    print("excess: each evaluation's lower quartile of (its delivery - the reference runner's same delivery), ms; "
+          "bound: timing.delivery_bound_ms, above it HACKED; "
           "call ms: the candidate's timed median per call; '-': no deliveries (the CPU, or outputs copied "
           "inside the requests)")
 

@@ -38,7 +38,7 @@ from local_serve import ROOT, local_serve  # first: it puts the client on the pa
 from kgym_client import KgymClient
 
 sys.path.insert(0, os.path.join(ROOT, "gpu", "sandbox"))
-from kgym_sandbox.timing import delivery_excess_ms  # noqa: E402
+from kgym_sandbox.timing import delivery_bound_ms, delivery_excess_ms  # noqa: E402
 
 
 def sweep_level(client: KgymClient, tasks: list, level: int, args, out) -> list:
@@ -114,12 +114,14 @@ def report(level: int, results: list, elapsed_s: float) -> None:
               f"timed {statistics.fmean(r.get('timed_s', 0) for r in ok):.2f} s and wall "
               f"{statistics.fmean(r.get('wall_s', 0) for r in ok):.2f} s per evaluation, speedup_rse mean "
               f"{statistics.fmean(r.get('speedup_rse', 0) for r in ok):.5f}")
-        excess = [e for e in (delivery_excess_ms(r.get("reference_delivery_ms", []), r.get("delivery_ms", []))
-                              for r in ok) if e is not None]
-        if excess:
-            print(f"  deliveries beyond the reference runner's (each problem's median): median "
-                  f"{statistics.median(excess):.3f} ms, least {min(excess):.3f}, most {max(excess):.3f} "
-                  f"({len(excess)} problems)")
+        paired = [(delivery_excess_ms(r.get("reference_delivery_ms", []), r.get("delivery_ms", [])),
+                   delivery_bound_ms(r.get("reference_delivery_ms", []))) for r in ok]
+        paired = [(e, b) for e, b in paired if e is not None]
+        if paired:
+            excess = [e for e, _ in paired]
+            print(f"  deliveries beyond the reference runner's (each problem's lower quartile): median "
+                  f"{statistics.median(excess):.3f} ms, least {min(excess):.3f}, most {max(excess):.3f}; "
+                  f"most of its bound {max(e / b for e, b in paired):.2f} ({len(excess)} problems)")
     harness_parts.print_parts({f"level {level}": results})
     for r in results:
         if r.get("verdict") != "OK":

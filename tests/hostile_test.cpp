@@ -132,6 +132,10 @@ const hostile_case cases[] = {
     // descriptors (and its input sets') passed on by the candidate's process: no call of that
     // process shares memory, its deliveries copy what they are asked; only the watch sees it.
     {"hands_buffers_to_helper", HACKED, "gpu_process_outside_trace", true, 0, "square_matmul"},
+    // Its work done in its own process's deliveries with the CUPTI library's kernel records
+    // switched off around it (ctypes): nothing in its trace; the judge's clock around both
+    // sides' deliveries (each only copies the same bytes) sees the time.
+    {"works_in_delivery_untraced", HACKED, "delivery_slower_than_reference", true, 0, "square_matmul"},
     // One output buffer returned every call: the delivery cannot hold each call's, so both sides
     // copy inside the timing; honest it stays OK, stale between its calls it is caught.
     {"reuses_output_buffer", OK, ""},
@@ -548,8 +552,9 @@ TEST(Containment, AHelperProcessOnTheGpuIsSeenTwice) {
 }
 
 // Where NVML is missing or blind (here switched off: the zygote's --no-nvml-watch), the watch
-// reads the candidate's processes' descriptors: the helper opened the GPU's device nodes
-// itself, so it is seen all the same, and the candidate's own process (which holds them too) and
+// reads the candidate's processes' descriptors: a helper (one that works on its own inputs, or
+// one that writes the judge's buffers handed on to it) opened the GPU's device nodes itself, so
+// it is seen all the same, and the candidate's own process (which holds them too) and
 // an honest candidate are not mistaken for one.
 TEST(Containment, WithoutNvmlAHelperOnTheGpuIsSeenByItsDescriptors) {
   if (const std::string missing = gpu_missing("a CUDA context of a helper's"); !missing.empty())
@@ -562,6 +567,11 @@ TEST(Containment, WithoutNvmlAHelperOnTheGpuIsSeenByItsDescriptors) {
   EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED") << summary_line(r);
   EXPECT_TRUE(has_evidence(r, GPU_PROCESS_OUTSIDE_TRACE)) << summary_line(r);
   EXPECT_TRUE(granted(r, "candidate:gpu_watch_by_descriptors")) << summary_line(r);
+  // The helper that writes the judge's own buffers opened the GPU itself too.
+  ExecResult handed = by_descriptors.evaluate(request_for(
+      "square_matmul", "hands_buffers_by_descriptors", read_text(source_path("tests/hostile/hands_buffers_to_helper.py"))));
+  EXPECT_EQ(Verdict_Name(handed.verdict()), "HACKED") << summary_line(handed);
+  EXPECT_TRUE(has_evidence(handed, GPU_PROCESS_OUTSIDE_TRACE)) << summary_line(handed);
   for (const char* name : {"correct", "fork_leftover"}) {
     ExecResult honest = by_descriptors.evaluate(appended_request(name));
     EXPECT_EQ(Verdict_Name(honest.verdict()), "OK") << name << ": " << summary_line(honest);

@@ -471,8 +471,9 @@ class DeliveringSide:
     """A side whose last batch's outputs reach `size` buffers at a time (RemoteCandidate on the
     GPU): records each delivery, answers which call each buffer holds."""
 
-    def __init__(self, size: int):
+    def __init__(self, size: int, name: str = "", turns: list = None):
         self.size, self.deliveries, self.held = size, [], []
+        self.name, self.turns = name, turns if turns is not None else []  # turns: who delivered, in order
 
     def delivery_size(self):
         return self.size
@@ -480,6 +481,7 @@ class DeliveringSide:
     def deliver(self, calls, done=True):
         assert len(calls) <= self.size
         self.deliveries.append((list(calls), done))
+        self.turns.append(self.name)
         self.held = list(calls)
 
     def delivered_output(self, call, j):
@@ -497,13 +499,27 @@ class Delivery(unittest.TestCase):
         self.assertEqual(remote_candidate.delivery_slots(3, 4), 3)
         self.assertEqual(remote_candidate.delivery_slots(5, 0), 5)
 
-    def test_a_deliverys_excess_is_the_median_beyond_the_reference_runners_pair(self):
-        # Honest: the two sides' deliveries differ by noise, one preempted delivery aside.
-        self.assertEqual(timing.delivery_excess_ms([0.25, 0.5, 0.25], [0.5, 0.25, 3.25]), 0.25)
+    def test_a_deliverys_excess_is_the_lower_quartile_beyond_the_reference_runners_pair(self):
+        # Honest: the two sides' deliveries differ by noise; a preempted delivery moves nothing.
+        self.assertEqual(timing.delivery_excess_ms([0.25, 0.5, 0.25], [0.5, 0.25, 3.25]), -0.25)
+        self.assertEqual(timing.delivery_excess_ms([0.5] * 8, [0.5, 0.25, 0.75, 2.5, 3.5, 0.5, 4.5, 0.5]), 0.0)
         # Work done in each delivery (a 2 ms matmul a call, two calls a part) adds its whole time.
-        self.assertEqual(timing.delivery_excess_ms([0.5, 0.5, 0.5, 0.5], [4.5, 4.5, 4.75, 4.25]), 4.0)
+        self.assertEqual(timing.delivery_excess_ms([0.5, 0.5, 0.5, 0.5, 0.5], [4.5, 4.5, 4.75, 4.25, 4.5]), 4.0)
         self.assertIsNone(timing.delivery_excess_ms([0.5], [0.5, 0.5]))  # unpaired
         self.assertIsNone(timing.delivery_excess_ms([], []))  # copied inside the requests: no deliveries
+
+    def test_deliveries_may_take_longer_by_half_a_millisecond_or_a_quarter_of_the_reference_runners(self):
+        self.assertEqual(timing.delivery_bound_ms([0.5, 0.75, 0.25]), 0.5)
+        self.assertEqual(timing.delivery_bound_ms([3.5, 4.0, 3.0]), 0.875)  # a 6 GiB output's copy
+        self.assertEqual(timing.delivery_bound_ms([]), 0.5)
+
+    def test_work_in_the_deliveries_is_found_and_said_and_noise_is_not(self):
+        self.assertEqual(timing.delivery_work([0.5, 0.5], [0.75, 1.0]), "")  # 0.25 ms: within the floor
+        self.assertEqual(timing.delivery_work([3.5, 3.5], [4.25, 4.25]), "")  # 0.75 ms of 3.5: within a quarter
+        self.assertEqual(timing.delivery_work([], []), "")
+        self.assertEqual(timing.delivery_work([0.5, 0.5, 0.5], [3.25, 3.0, 3.5]),
+                         "its 3 deliveries took 2.500 ms beyond the reference runner's of the same calls "
+                         "(lower quartile; bound 0.500 ms; the reference runner's median 0.500 ms)")
 
     def test_chosen_calls_are_delivered_a_few_at_a_time_and_each_compared_with_its_own(self):
         sides = {"ref": DeliveringSide(3), "cand": DeliveringSide(2)}
@@ -515,6 +531,16 @@ class Delivery(unittest.TestCase):
             self.assertEqual(side.deliveries, [([0, 3], False), ([5, 7], False), ([9], True)])
         self.assertEqual(timing.compare_chosen(sides, [], lambda *a: compared.append(a), spent), 0)
         self.assertEqual(len(compared), 5)
+
+    def test_the_sides_take_turns_at_delivering_first(self):
+        turns = []
+        sides = {"ref": DeliveringSide(2, "ref", turns), "cand": DeliveringSide(2, "cand", turns)}
+        spent = {"timing_delivery": 0.0, "timing_checks": 0.0}
+        timing.compare_chosen(sides, [0, 1, 2, 3, 4], lambda *a: None, spent, first="cand")
+        self.assertEqual(turns, ["cand", "ref", "ref", "cand", "cand", "ref"])
+        turns.clear()
+        timing.compare_chosen(sides, [0], lambda *a: None, spent)  # the reference runner, unless told
+        self.assertEqual(turns, ["ref", "cand"])
 
 
 class PlacedSide(RefillSide):

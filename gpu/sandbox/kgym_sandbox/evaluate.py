@@ -306,6 +306,12 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     if reference_changed:
         raise Failure("INTERNAL_ERROR", "timing", "the reference runner's numerics flags moved: " +
                       "; ".join(reference_changed))
+    # Both sides only copy in a delivery: a candidate's that take longer did work there, off the
+    # clock, unseen by its trace (switched off, or a helper's).
+    found = timing.delivery_work(result["reference_delivery_ms"], result["delivery_ms"])
+    if found:
+        hack(Failure("HACKED", "timing", "work done in its deliveries, off the judge's clock: " + found,
+                     [{"kind": "DELIVERY_SLOWER_THAN_REFERENCE", "detail": found, "source": "judge"}]))
     ref_ms, cand_ms = timed["reference_ms"], timed["candidate_ms"]
     result["timed_calls_checked"] = timed["checked"]
     result["reference_batches_ms"], result["candidate_batches_ms"] = timed["batches_ms"]["ref"], timed["batches_ms"]["cand"]
