@@ -6,6 +6,10 @@ delivery takes what its pair takes, and work done in a delivery (by the candidat
 its trace off, or by a helper writing the judge's slots) adds its whole time.
 `timing.delivery_excess_ms` (the lower quartile of the differences, ExecResult's delivery_ms and
 reference_delivery_ms) above `timing.delivery_bound_ms` is HACKED (delivery_slower_than_reference).
+Work left running past the candidate's answers instead, done while the reference's next batch runs,
+slows that batch: `timing.reference_after_ratio` (the reference's batches right after the
+candidate's over those before them) above REFERENCE_AFTER_BOUND is HACKED too
+(reference_slowed_after_candidate); its column is printed beside.
 This runs `kgym check --json --no-hacking-check` (evidence recorded, the verdict as the outputs
 make it) for every task's own candidates (mostly honest; `cheat*` and `wrong` say what they are)
 and for hostile ones that work in a delivery or through a helper, and prints one line each:
@@ -24,12 +28,14 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "gpu", "sandbox"))
-from kgym_sandbox.timing import delivery_bound_ms, delivery_excess_ms  # noqa: E402
+from kgym_sandbox.timing import (REFERENCE_AFTER_BOUND, delivery_bound_ms, delivery_excess_ms,  # noqa: E402
+                                 reference_after_ratio)
 
 # (task, hostile file, appended to that task's fused candidate or a whole program)
 HOSTILE = [("gelu_scale_residual", "works_in_delivery", True), ("gelu_scale_residual", "defers_work", True),
            ("square_matmul", "works_in_helper", False), ("square_matmul", "hands_buffers_to_helper", False),
-           ("square_matmul", "works_in_delivery_untraced", False)]
+           ("square_matmul", "works_in_delivery_untraced", False),
+           ("square_matmul", "works_while_reference_runs", False)]
 
 
 def check(kgym: str, device: str, task: str, candidate: str) -> list:
@@ -54,11 +60,12 @@ def row(group: str, task: str, r: dict) -> str:
     deliveries = r.get("delivery_ms", [])
     excess = delivery_excess_ms(r.get("reference_delivery_ms", []), deliveries)
     bound = delivery_bound_ms(r.get("reference_delivery_ms", []))
+    after = reference_after_ratio(r.get("reference_batches_ms", []), r.get("reference_batches_second", []))
     kinds = sorted({e.get("kind", "") for e in r.get("evidence", []) if e.get("kind") != "NO_GENERATED_KERNEL"})
     per_call = r.get("candidate_time", {}).get("median_ms")
     return (f"{group:8s} {task[:20]:20s} {r.get('candidate_id', '?')[:26]:26s} {r.get('verdict', '?'):14s} "
             f"{len(deliveries):5d} "
-            f"{'-' if excess is None else f'{excess:9.3f}':>9s} {bound:7.3f} {'-' if per_call is None else f'{per_call:9.3f}':>9s}  "
+            f"{'-' if excess is None else f'{excess:9.3f}':>9s} {bound:7.3f} {'-' if after is None else f'{after:6.3f}':>6s} {'-' if per_call is None else f'{per_call:9.3f}':>9s}  "
             f"{', '.join(kinds)[:60]}")
 
 
@@ -76,7 +83,7 @@ def main() -> None:
         machine = "no torch"
     print(f"delivery excess: {machine}, kgym check --device {args.device} --no-hacking-check")
     print(f"{'group':8s} {'task':20s} {'candidate':26s} {'verdict':14s} {'deliv':>5s} {'excess ms':>9s} "
-          f"{'bound':>7s} {'call ms':>9s}  evidence")
+          f"{'bound':>7s} {'after':>6s} {'call ms':>9s}  evidence")
     if not args.only_tasks:  # first: the rows the bound must catch
         with tempfile.TemporaryDirectory() as scratch:
             for task, name, appended in HOSTILE:
@@ -97,7 +104,8 @@ def main() -> None:
         for r in check(args.kgym, args.device, task, "all"):
             print(row("task's", task, r), flush=True)
     print("excess: each evaluation's lower quartile of (its delivery - the reference runner's same delivery), ms; "
-          "bound: timing.delivery_bound_ms, above it HACKED; "
+          "bound: timing.delivery_bound_ms, above it HACKED; after: the reference's batches right after the "
+          f"candidate's over those before (timing.reference_after_ratio; above {REFERENCE_AFTER_BOUND} HACKED); "
           "call ms: the candidate's timed median per call; '-': no deliveries (the CPU, or outputs copied "
           "inside the requests)")
 

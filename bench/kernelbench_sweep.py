@@ -38,7 +38,8 @@ from local_serve import ROOT, local_serve  # first: it puts the client on the pa
 from kgym_client import KgymClient
 
 sys.path.insert(0, os.path.join(ROOT, "gpu", "sandbox"))
-from kgym_sandbox.timing import delivery_bound_ms, delivery_excess_ms  # noqa: E402
+from kgym_sandbox.timing import (REFERENCE_AFTER_BOUND, delivery_bound_ms, delivery_excess_ms,  # noqa: E402
+                                 reference_after_ratio)
 
 
 def sweep_level(client: KgymClient, tasks: list, level: int, args, out) -> list:
@@ -122,6 +123,12 @@ def report(level: int, results: list, elapsed_s: float) -> None:
             print(f"  deliveries beyond the reference runner's (each problem's lower quartile): median "
                   f"{statistics.median(excess):.3f} ms, least {min(excess):.3f}, most {max(excess):.3f}; "
                   f"most of its bound {max(e / b for e, b in paired):.2f} ({len(excess)} problems)")
+        after = [a for a in (reference_after_ratio(r.get("reference_batches_ms", []), r.get("reference_batches_second", []))
+                             for r in ok) if a is not None]
+        if after:
+            print(f"  the reference's batches after the candidate's over those before: median "
+                  f"{statistics.median(after):.3f}, least {min(after):.3f}, most {max(after):.3f} "
+                  f"(bound {REFERENCE_AFTER_BOUND}; {len(after)} problems)")
     harness_parts.print_parts({f"level {level}": results})
     for r in results:
         if r.get("verdict") != "OK":

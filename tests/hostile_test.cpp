@@ -111,8 +111,10 @@ const hostile_case cases[] = {
     {"defers_work", HACKED, "gpu_work_between_requests|wrong_output_when_timed", true},
     {"stretches_window", HACKED, "batch_window_longer_than_request|gpu_work_between_requests", true},
     // Its work moved into the delivery of each batch's outputs (off the judge's clock on the
-    // GPU, where only copies may run); on the CPU the outputs are copied while timed.
-    {"works_in_delivery", HACKED, "gpu_work_between_requests|wrong_output_when_timed"},
+    // GPU, where only copies may run; its deliveries take longer than the reference runner's by
+    // 1.5 ms at the tests' sizes, which the judge may rule first); on the CPU the outputs are
+    // copied while timed.
+    {"works_in_delivery", HACKED, "gpu_work_between_requests|delivery_slower_than_reference|wrong_output_when_timed"},
     // A delivery of its own after each batch (the judge may deliver a batch's outputs in several
     // parts, so a chain of deliveries is the protocol's): more than the judge asked for.
     {"forges_delivery", HACKED, "phase_sequence"},
@@ -136,6 +138,12 @@ const hostile_case cases[] = {
     // switched off around it (ctypes): nothing in its trace; the judge's clock around both
     // sides' deliveries (each only copies the same bytes) sees the time.
     {"works_in_delivery_untraced", HACKED, "delivery_slower_than_reference", true, 0, "square_matmul"},
+    // ... and work left running past its answers (a thread of its own, CUPTI's kernel records
+    // off) in the batch pairs it runs first, done while the reference's batch is timed: its
+    // deliveries are honest copies; the reference's batches after its own run slower than those
+    // before them (written 2026-11-29, not yet run on a GPU).
+    {"works_while_reference_runs", HACKED, "reference_slowed_after_candidate|delivery_slower_than_reference", true, 0,
+     "square_matmul"},
     // One output buffer returned every call: the delivery cannot hold each call's, so both sides
     // copy inside the timing; honest it stays OK, stale between its calls it is caught.
     {"reuses_output_buffer", OK, ""},

@@ -517,6 +517,9 @@ class Delivery(unittest.TestCase):
         self.assertEqual(timing.delivery_work([0.5, 0.5], [0.75, 1.0]), "")  # 0.25 ms: within the floor
         self.assertEqual(timing.delivery_work([3.5, 3.5], [4.25, 4.25]), "")  # 0.75 ms of 3.5: within a quarter
         self.assertEqual(timing.delivery_work([], []), "")
+        self.assertEqual(timing.delivery_work([0.5], [2.0]),
+                         "its 1 delivery took 1.500 ms beyond the reference runner's of the same calls "
+                         "(lower quartile; bound 0.500 ms; the reference runner's median 0.500 ms)")
         self.assertEqual(timing.delivery_work([0.5, 0.5, 0.5], [3.25, 3.0, 3.5]),
                          "its 3 deliveries took 2.500 ms beyond the reference runner's of the same calls "
                          "(lower quartile; bound 0.500 ms; the reference runner's median 0.500 ms)")
@@ -531,6 +534,17 @@ class Delivery(unittest.TestCase):
             self.assertEqual(side.deliveries, [([0, 3], False), ([5, 7], False), ([9], True)])
         self.assertEqual(timing.compare_chosen(sides, [], lambda *a: compared.append(a), spent), 0)
         self.assertEqual(len(compared), 5)
+
+    def test_the_references_batches_after_the_candidates_are_compared_with_those_before(self):
+        second = [False, True] * 3
+        self.assertEqual(timing.reference_after_ratio([10.0, 10.25, 9.75, 10.0, 10.0, 9.5], second), 1.0)
+        self.assertEqual(timing.reference_after_ratio([10.0, 20.0, 10.0, 15.0, 10.0, 25.0], second), 2.0)
+        self.assertIsNone(timing.reference_after_ratio([10.0, 20.0, 10.0], [False, True, False]))  # one after
+        self.assertEqual(timing.reference_slowed([10.0, 10.5, 10.0, 10.5], [False, True, False, True]), "")  # 1.05x
+        self.assertEqual(timing.reference_slowed([8.0, 8.0, 12.0, 12.0], [True, True, False, False]), "")  # faster
+        self.assertEqual(timing.reference_slowed([10.0, 20.0, 10.0, 15.0, 10.0, 25.0], second),
+                         "the reference's 3 batches run right after the candidate's took 2.000x its 3 run before it "
+                         "(medians 20.000 and 10.000 ms; bound 1.1x)")
 
     def test_the_sides_take_turns_at_delivering_first(self):
         turns = []
@@ -723,6 +737,9 @@ class Placement(unittest.TestCase):
         # The slow placements left out, and batch 3 (fast, but after one slow batch only: the
         # first, cold, counts for none) not compared whole, so not timed.
         self.assertEqual(timed["batches_timed"], {"ref": 8, "cand": 3})
+        # Which of the reference's batches ran right after the candidate's: turns within each
+        # placement, each placement starting with the side the last did not (timing.order).
+        self.assertEqual(timed["reference_second"], [False, True, True, False, False, True, True, False])
         # Compared call by call: the first three batches, and the fast placement's after two slow.
         self.assertEqual((timed["whole_batches"], timed["checked"]), (5, 10))
         self.assertAlmostEqual(statistics.fmean(timed["candidate_ms"]), statistics.fmean(timed["reference_ms"]), places=9)

@@ -306,18 +306,26 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     if reference_changed:
         raise Failure("INTERNAL_ERROR", "timing", "the reference runner's numerics flags moved: " +
                       "; ".join(reference_changed))
+    ref_ms, cand_ms = timed["reference_ms"], timed["candidate_ms"]
+    result["timed_calls_checked"] = timed["checked"]
+    result["reference_batches_ms"], result["candidate_batches_ms"] = timed["batches_ms"]["ref"], timed["batches_ms"]["cand"]
+    result["reference_batches_second"] = timed["reference_second"]
+    result["reference_batches_timed"] = timed["batches_timed"]["ref"]
+    result["candidate_batches_timed"] = timed["batches_timed"]["cand"]
+    result["candidate_call_overhead_us"] = timed["overhead_s"] * 1e6
     # Both sides only copy in a delivery: a candidate's that take longer did work there, off the
     # clock, unseen by its trace (switched off, or a helper's).
     found = timing.delivery_work(result["reference_delivery_ms"], result["delivery_ms"])
     if found:
         hack(Failure("HACKED", "timing", "work done in its deliveries, off the judge's clock: " + found,
                      [{"kind": "DELIVERY_SLOWER_THAN_REFERENCE", "detail": found, "source": "judge"}]))
-    ref_ms, cand_ms = timed["reference_ms"], timed["candidate_ms"]
-    result["timed_calls_checked"] = timed["checked"]
-    result["reference_batches_ms"], result["candidate_batches_ms"] = timed["batches_ms"]["ref"], timed["batches_ms"]["cand"]
-    result["reference_batches_timed"] = timed["batches_timed"]["ref"]
-    result["candidate_batches_timed"] = timed["batches_timed"]["cand"]
-    result["candidate_call_overhead_us"] = timed["overhead_s"] * 1e6
+    # An honest candidate leaves nothing running once it answers: the reference's batches right
+    # after its own take what those before them take (GPU: on the CPU the two share a core).
+    found = "" if device != "cuda" else \
+        timing.reference_slowed(result["reference_batches_ms"], result["reference_batches_second"])
+    if found:
+        hack(Failure("HACKED", "timing", "work left running past its answers, unseen by its trace: " + found,
+                     [{"kind": "REFERENCE_SLOWED_AFTER_CANDIDATE", "detail": found, "source": "judge"}]))
     result["reference_time"], result["candidate_time"] = timing.stats(ref_ms), timing.stats(cand_ms)
     result["timed_s"] = (sum(ref_ms) + sum(cand_ms)) / 1e3
     if math.isfinite(timed["rse"]):  # fewer than 3 batch pairs after the first: unknown

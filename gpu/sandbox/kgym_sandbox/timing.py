@@ -404,8 +404,38 @@ def delivery_work(reference_ms: list, candidate_ms: list) -> str:
     bound = delivery_bound_ms(reference_ms)
     if excess is None or excess <= bound:
         return ""
-    return (f"its {len(candidate_ms)} deliveries took {excess:.3f} ms beyond the reference runner's of the same calls "
+    n = len(candidate_ms)
+    return (f"its {n} deliver{'y' if n == 1 else 'ies'} took {excess:.3f} ms beyond the reference runner's of the same calls "
             f"(lower quartile; bound {bound:.3f} ms; the reference runner's median {statistics.median(reference_ms):.3f} ms)")
+
+
+REFERENCE_AFTER_BOUND = 1.1  # the reference's batches right after the candidate's, at most this many times those before (README, delivery)
+
+
+def reference_after_ratio(batches_ms: list, second: list):
+    """The median of the reference's batches that ran right after the candidate's in their pair
+    (`second`: a flag per batch, ExecResult's reference_batches_second) over the median of those
+    that ran first; None with fewer than two of either. An honest candidate leaves nothing running
+    once it has answered, so the two agree (0.967-1.004 over KernelBench's levels 1 and 2 on an
+    H200); work it left running, unseen by its trace, slows the reference that runs after it."""
+    after = [t for t, s in zip(batches_ms, second) if s]
+    before = [t for t, s in zip(batches_ms, second) if not s]
+    if len(after) < 2 or len(before) < 2:
+        return None
+    return statistics.median(after) / max(statistics.median(before), 1e-9)
+
+
+def reference_slowed(batches_ms: list, second: list) -> str:
+    """The finding that the reference ran slower right after the candidate's batches than before
+    them (beyond REFERENCE_AFTER_BOUND), or "" (none, or too few batches of either)."""
+    ratio = reference_after_ratio(batches_ms, second)
+    if ratio is None or ratio <= REFERENCE_AFTER_BOUND:
+        return ""
+    after = [t for t, s in zip(batches_ms, second) if s]
+    before = [t for t, s in zip(batches_ms, second) if not s]
+    return (f"the reference's {len(after)} batches run right after the candidate's took {ratio:.3f}x its "
+            f"{len(before)} run before it (medians {statistics.median(after):.3f} and "
+            f"{statistics.median(before):.3f} ms; bound {REFERENCE_AFTER_BOUND}x)")
 
 
 def compare_chosen(sides: dict, chosen: list, check, spent: dict, first: str = "ref") -> int:
@@ -448,6 +478,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
     spent = {"timing_warmup": 0.0, "timing_refill": 0.0, "timing_refill_make": 0.0, "timing_calls": 0.0,
              "timing_delivery": 0.0, "timing_checks": 0.0, "timing_reference_waited": 0.0, "timing_moves": 0.0}
     raw, checked = {"ref": [], "cand": []}, 0  # seconds per batch, nothing taken off
+    ref_second = []  # per raw["ref"] batch: whether it ran right after the candidate's
     moved_at = 0  # the first batch at the current placements
     every = stop.every if draw_pad is not None else 0  # batches a placement; 0: kept
     whole = set()  # the candidate's batches compared call by call (checks_whole_batch)
@@ -498,6 +529,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
             t1 = time.perf_counter()
             spent["timing_refill"] += t1 - t0
             reused = False
+            ref_second.append(order(batch, every)[1] == "ref")
             for name in order(batch, every):
                 clock.ready()
                 seconds_taken, answer = sides[name].timed_batch(k, raw=True)
@@ -514,6 +546,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
                     side.keep_outputs = False
                 raw["ref"].pop()
                 raw["cand"].pop()
+                ref_second.pop()
             spent["timing_calls"] += time.perf_counter() - t1
             calls += k
             batch += 1
@@ -555,7 +588,8 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
     return {"reference_ms": per_call["ref"], "candidate_ms": per_call["cand"], "checked": checked, "overhead_s": cost,
             "rse": rse,
             "batches_ms": {name: [t * 1e3 for t in times] for name, times in raw.items()},
-            "batches_timed": {name: len(times) for name, times in timed.items()}, "whole_batches": len(whole)}
+            "batches_timed": {name: len(times) for name, times in timed.items()}, "whole_batches": len(whole),
+            "reference_second": ref_second}
 
 
 def draw_pad(rng) -> int:
