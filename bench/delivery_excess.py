@@ -31,11 +31,12 @@ sys.path.insert(0, os.path.join(ROOT, "gpu", "sandbox"))
 from kgym_sandbox.timing import (REFERENCE_AFTER_BOUND, delivery_bound_ms, delivery_excess_ms,  # noqa: E402
                                  reference_after_ratio)
 
-# (task, hostile file, appended to that task's fused candidate or a whole program)
-HOSTILE = [("gelu_scale_residual", "works_in_delivery", True), ("gelu_scale_residual", "defers_work", True),
-           ("square_matmul", "works_in_helper", False), ("square_matmul", "hands_buffers_to_helper", False),
-           ("square_matmul", "works_in_delivery_untraced", False),
-           ("square_matmul", "works_while_reference_runs", False)]
+# (task, hostile file, the file it is appended to: as tests/hostile_test.cpp's cases)
+FUSED = "tasks/gelu_scale_residual/candidates/fused.py"
+HOSTILE = [("gelu_scale_residual", "works_in_delivery", FUSED), ("gelu_scale_residual", "defers_work", FUSED),
+           ("square_matmul", "works_in_helper", ""), ("square_matmul", "hands_buffers_to_helper", ""),
+           ("square_matmul", "works_in_delivery_untraced", "tests/hostile/untraced_base.py"),
+           ("square_matmul", "works_while_reference_runs", "tests/hostile/untraced_base.py")]
 
 
 def check(kgym: str, device: str, task: str, candidate: str) -> list:
@@ -86,12 +87,12 @@ def main() -> None:
           f"{'bound':>7s} {'after':>6s} {'call ms':>9s}  evidence")
     if not args.only_tasks:  # first: the rows the bound must catch
         with tempfile.TemporaryDirectory() as scratch:
-            for task, name, appended in HOSTILE:
+            for task, name, base in HOSTILE:
                 if args.tasks and task not in args.tasks.split(","):
                     continue
                 source = open(os.path.join(ROOT, "tests", "hostile", name + ".py")).read()
-                if appended:
-                    source = open(os.path.join(ROOT, "tasks", task, "candidates", "fused.py")).read() + "\n" + source
+                if base:
+                    source = open(os.path.join(ROOT, base)).read() + "\n" + source
                 path = os.path.join(scratch, name + ".py")
                 with open(path, "w") as f:
                     f.write(source)

@@ -42,6 +42,8 @@ struct hostile_case {
   const char* gpu_message = "";  // what the verdict's message must say on the GPU (full sizes)
   ToleranceSet tolerances = KERNELBENCH_TOLERANCES;
   Placement placement = PLACEMENT_UNSPECIFIED;  // the device's default
+  // A whole-program case's file appended to this one of tests/hostile/ (the pieces several share).
+  const char* base = "";
 };
 
 // The case's test name: its file's, and the placement's ("_redrawn", "_checked") where the case names one.
@@ -137,13 +139,14 @@ const hostile_case cases[] = {
     // Its work done in its own process's deliveries with the CUPTI library's kernel records
     // switched off around it (ctypes): nothing in its trace; the judge's clock around both
     // sides' deliveries (each only copies the same bytes) sees the time.
-    {"works_in_delivery_untraced", HACKED, "delivery_slower_than_reference", true, 0, "square_matmul"},
+    {"works_in_delivery_untraced", HACKED, "delivery_slower_than_reference", true, 0, "square_matmul", "",
+     KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "untraced_base"},
     // ... and work left running past its answers (a thread of its own, CUPTI's kernel records
     // off) in the batch pairs it runs first, done while the reference's batch is timed: its
     // deliveries are honest copies; the reference's batches after its own run slower than those
     // before them (written 2026-11-29, not yet run on a GPU).
     {"works_while_reference_runs", HACKED, "reference_slowed_after_candidate|delivery_slower_than_reference", true, 0,
-     "square_matmul"},
+     "square_matmul", "", KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "untraced_base"},
     // One output buffer returned every call: the delivery cannot hold each call's, so both sides
     // copy inside the timing; honest it stays OK, stale between its calls it is caught.
     {"reuses_output_buffer", OK, ""},
@@ -279,8 +282,11 @@ TEST_P(HostileSuite, GetsItsVerdictAndTheExecutorSurvives) {
                                  "__PORT__", std::to_string(sink.port));
   std::filesystem::remove("/tmp/kgym_escape_marker");
 
-  const bool appended = std::string(c.task) == "gelu_scale_residual";
-  ExecRequest request = request_for(c.task, c.name, appended ? fused_candidate() + "\n" + body : body);
+  if (std::string(c.task) == "gelu_scale_residual")
+    body = fused_candidate() + "\n" + body;
+  else if (*c.base)
+    body = read_text(source_path(std::string("tests/hostile/") + c.base + ".py")) + "\n" + body;
+  ExecRequest request = request_for(c.task, c.name, body);
   request.mutable_options()->set_tolerances(c.tolerances);
   request.mutable_options()->set_placement(c.placement);
   ExecResult result = evaluator().evaluate(request);

@@ -1,42 +1,18 @@
-# GPU, square_matmul: its work done while the reference's batch runs, with its own process's
-# trace switched off. The judge alternates which side runs a batch pair first, starting with the
-# reference; this candidate counts its timed batches, and in the pairs it runs first it answers
-# at once (a token kernel of its own and unwritten buffers a call) and then, from a thread of its
-# own with CUPTI's kernel records disabled (ctypes), multiplies that batch's inputs into those
-# buffers while the judge times the reference, and waits for that thread before its delivery.
-# Its deliveries only copy, so their time is honest; its trace shows nothing between its
-# requests; unchecked, its time is half a token kernel's and the reference's batches that run
-# after it are slowed by its work. Only the judge's comparison of the reference's batches after
-# the candidate's with those before it sees that (reference_slowed_after_candidate).
-import ctypes
+# GPU, square_matmul (appended to tests/hostile/untraced_base.py): its work done while the
+# reference's batch runs, with its own process's trace switched off. The judge alternates which
+# side runs a batch pair first, starting with the reference; this candidate counts its timed
+# batches, and in the pairs it runs first it answers at once (a token kernel of its own and
+# unwritten buffers a call) and then, from a thread of its own with CUPTI's kernel records
+# disabled (ctypes), multiplies that batch's inputs into those buffers while the judge times the
+# reference, and waits for that thread before its delivery. Its deliveries only copy, so their
+# time is honest; its trace shows nothing between its requests; unchecked, its time is half a
+# token kernel's and the reference's batches that run after it are slowed by its work. Only the
+# judge's comparison of the reference's batches after the candidate's with those before it sees
+# that (reference_slowed_after_candidate).
 import sys
 import threading
 
-import torch
-import torch.nn as nn
-import triton
-import triton.language as tl
-
 from kgym_sandbox import candidate_runner as _runner
-
-CONCURRENT_KERNEL = 10  # CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL (cupti_activity.h)
-
-
-@triton.jit
-def _token_kernel(x_ptr, BLOCK: tl.constexpr):
-    offsets = tl.arange(0, BLOCK)
-    tl.store(x_ptr + offsets, tl.load(x_ptr + offsets))
-
-
-def _cupti():
-    """The CUPTI library the tracing library loaded into this process, or None."""
-    with open("/proc/self/maps") as maps:
-        for line in maps:
-            path = line.split()[-1]
-            if "/libcupti.so" in path:
-                return ctypes.CDLL(path)
-    return None
-
 
 _state = {"batches": 0, "defer": False, "pending": [], "worker": None, "cupti": _cupti()}
 print(f"works_while_reference_runs: CUPTI {'found' if _state['cupti'] else 'not found'}", file=sys.stderr, flush=True)
@@ -84,13 +60,3 @@ def _delivery_after_work(runner, message, fds):
 
 
 _runner.OPS.update(batch=_timed_batch, deliver=_delivery_after_work)
-
-
-class ModelNew(nn.Module):
-    def forward(self, A, B):
-        out = torch.empty((A.shape[0], B.shape[1]), dtype=A.dtype, device=A.device)
-        _token_kernel[(1,)](out, BLOCK=128)  # a kernel of its own in every call's window
-        if _state["defer"]:
-            _state["pending"].append((A, B, out))
-            return out
-        return torch.matmul(A, B)
