@@ -540,11 +540,11 @@ class Delivery(unittest.TestCase):
         self.assertEqual(timing.reference_after_ratio([10.0, 10.25, 9.75, 10.0, 10.0, 9.5], second), 1.0)
         self.assertEqual(timing.reference_after_ratio([10.0, 20.0, 10.0, 15.0, 10.0, 25.0], second), 2.0)
         self.assertIsNone(timing.reference_after_ratio([10.0, 20.0, 10.0], [False, True, False]))  # one after
-        self.assertEqual(timing.reference_slowed([10.0, 10.5, 10.0, 10.5], [False, True, False, True]), "")  # 1.05x
+        self.assertEqual(timing.reference_slowed([10.0, 12.0, 10.0, 12.5], [False, True, False, True]), "")  # 1.225x
         self.assertEqual(timing.reference_slowed([8.0, 8.0, 12.0, 12.0], [True, True, False, False]), "")  # faster
         self.assertEqual(timing.reference_slowed([10.0, 20.0, 10.0, 15.0, 10.0, 25.0], second),
                          "the reference's 3 batches run right after the candidate's took 2.000x its 3 run before it "
-                         "(medians 20.000 and 10.000 ms; bound 1.1x)")
+                         "(medians 20.000 and 10.000 ms; bound 1.25x)")
 
     def test_the_sides_take_turns_at_delivering_first(self):
         turns = []

@@ -409,7 +409,10 @@ def delivery_work(reference_ms: list, candidate_ms: list) -> str:
             f"(lower quartile; bound {bound:.3f} ms; the reference runner's median {statistics.median(reference_ms):.3f} ms)")
 
 
-REFERENCE_AFTER_BOUND = 1.1  # the reference's batches right after the candidate's, at most this many times those before (README, delivery)
+# The reference's batches right after the candidate's may take this many times those before them
+# (README, delivery): identity answers measured 0.967-1.004; honest answers unlike the reference
+# (slower, drawing more power) are not measured yet, hence the margin.
+REFERENCE_AFTER_BOUND = 1.25
 
 
 def reference_after_ratio(batches_ms: list, second: list):
