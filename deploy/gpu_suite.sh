@@ -132,5 +132,7 @@ if [ "${KGYM_SKIP_DISPATCH:-0}" != 1 ]; then
 fi
 if [ "${KGYM_SKIP_BENCH:-0}" != 1 ]; then
   python3 bench/eval_throughput.py --device cuda --kgym build/kgym --out "$out" 2>&1 | tee "$out/bench.log" || status=1
+  # The figures behind the judge's delivery and reference-after rules, honest and hostile side by side.
+  python3 bench/delivery_excess.py --device cuda --kgym build/kgym 2>&1 | tee "$out/delivery_excess.txt" || status=1
 fi
 exit $status
