@@ -16,7 +16,7 @@ and for hostile ones that work in a delivery or through a helper, and prints one
 verdict, evidence, deliveries, the excess and its bound, and the candidate's timed time per call
 (what it saves by moving its work), so that the bound can be seen between the two groups.
 
-    python3 bench/delivery_excess.py [--kgym build/kgym] [--device cuda] [--only-tasks] [--tasks a,b]
+    python3 bench/delivery_excess.py [--kgym build/kgym] [--device cuda] [--only-tasks] [--tasks a,b] [--out F]
 """
 import argparse
 import glob
@@ -76,7 +76,14 @@ def main() -> None:
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     parser.add_argument("--only-tasks", action="store_true", help="only the tasks' own candidates")
     parser.add_argument("--tasks", default="", help="comma-separated task names (default: every task in tasks/)")
+    parser.add_argument("--out", default="", help="every ExecResult as a JSON line, its group beside (for plotting)")
     args = parser.parse_args()
+    out = open(args.out, "w") if args.out else None
+
+    def show(group: str, task: str, r: dict) -> None:
+        print(row(group, task, r), flush=True)
+        if out:
+            out.write(json.dumps(dict(r, group=group)) + "\n")
     try:
         import torch
         machine = torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU"
@@ -97,16 +104,16 @@ def main() -> None:
                 with open(path, "w") as f:
                     f.write(source)
                 for r in check(args.kgym, args.device, task, path):
-                    print(row("hostile", task, r), flush=True)
+                    show("hostile", task, r)
     for task_dir in sorted(glob.glob(os.path.join(ROOT, "tasks", "*", "candidates"))):
         task = os.path.basename(os.path.dirname(task_dir))
         if args.tasks and task not in args.tasks.split(","):
             continue
         for r in check(args.kgym, args.device, task, "all"):
-            print(row("task's", task, r), flush=True)
+            show("task's", task, r)
     print("excess: each evaluation's lower quartile of (its delivery - the reference runner's same delivery), ms; "
           "bound: timing.delivery_bound_ms, above it HACKED; after: the reference's batches right after the "
-          f"candidate's over those before (timing.reference_after_ratio; above {REFERENCE_AFTER_BOUND} HACKED); "
+          f"candidate's over those before (timing.reference_after_ratio; on the GPU above {REFERENCE_AFTER_BOUND} HACKED); "
           "call ms: the candidate's timed median per call; '-': no deliveries (the CPU, or outputs copied "
           "inside the requests)")
 

@@ -133,6 +133,6 @@ fi
 if [ "${KGYM_SKIP_BENCH:-0}" != 1 ]; then
   python3 bench/eval_throughput.py --device cuda --kgym build/kgym --out "$out" 2>&1 | tee "$out/bench.log" || status=1
   # The figures behind the judge's delivery and reference-after rules, honest and hostile side by side.
-  python3 bench/delivery_excess.py --device cuda --kgym build/kgym 2>&1 | tee "$out/delivery_excess.txt" || status=1
+  python3 bench/delivery_excess.py --device cuda --kgym build/kgym --out "$out/delivery_excess.jsonl" 2>&1 | tee "$out/delivery_excess.txt" || status=1
 fi
 exit $status
