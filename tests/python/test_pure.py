@@ -537,14 +537,17 @@ class Delivery(unittest.TestCase):
 
     def test_the_references_batches_after_the_candidates_are_compared_with_those_before(self):
         second = [False, True] * 3
-        self.assertEqual(timing.reference_after_ratio([10.0, 10.25, 9.75, 10.0, 10.0, 9.5], second), 1.0)
-        self.assertEqual(timing.reference_after_ratio([10.0, 20.0, 10.0, 15.0, 10.0, 25.0], second), 2.0)
+        self.assertEqual(timing.reference_after_ratio([10.0, 10.25, 10.0, 10.0, 10.0, 10.5], second), 1.0)
+        self.assertEqual(timing.reference_after_ratio([10.0, 20.0, 10.0, 15.0, 10.0, 25.0], second), 1.5)
+        # One stalled batch after the candidate's moves nothing; every one slowed does.
+        self.assertEqual(timing.reference_after_ratio([10.0, 10.0, 10.0, 30.0] * 2, [False, True] * 4), 1.0)
+        self.assertEqual(timing.reference_after_ratio([10.0, 20.0, 10.0, 30.0] * 2, [False, True] * 4), 2.0)
         self.assertIsNone(timing.reference_after_ratio([10.0, 20.0, 10.0], [False, True, False]))  # one after
-        self.assertEqual(timing.reference_slowed([10.0, 12.0, 10.0, 12.5], [False, True, False, True]), "")  # 1.225x
+        self.assertEqual(timing.reference_slowed([10.0, 12.0, 10.0, 12.5], [False, True, False, True]), "")  # 1.2x
         self.assertEqual(timing.reference_slowed([8.0, 8.0, 12.0, 12.0], [True, True, False, False]), "")  # faster
         self.assertEqual(timing.reference_slowed([10.0, 20.0, 10.0, 15.0, 10.0, 25.0], second),
-                         "the reference's 3 batches run right after the candidate's took 2.000x its 3 run before it "
-                         "(medians 20.000 and 10.000 ms; bound 1.25x)")
+                         "the reference's 3 batches run right after the candidate's took 1.500x the median of the 3 "
+                         "run before it (lower quartile against median 10.000 ms; bound 1.25x)")
 
     def test_the_sides_take_turns_at_delivering_first(self):
         turns = []

@@ -410,22 +410,24 @@ def delivery_work(reference_ms: list, candidate_ms: list) -> str:
 
 
 # The reference's batches right after the candidate's may take this many times those before them
-# (README, delivery): identity answers measured 0.967-1.004; honest answers unlike the reference
+# (README, delivery): identity answers measured 0.939-1.001; honest answers unlike the reference
 # (slower, drawing more power) are not measured yet, hence the margin.
 REFERENCE_AFTER_BOUND = 1.25
 
 
 def reference_after_ratio(batches_ms: list, second: list):
-    """The median of the reference's batches that ran right after the candidate's in their pair
-    (`second`: a flag per batch, ExecResult's reference_batches_second) over the median of those
-    that ran first; None with fewer than two of either. An honest candidate leaves nothing running
-    once it has answered, so the two agree (0.967-1.004 over KernelBench's levels 1 and 2 on an
-    H200); work it left running, unseen by its trace, slows the reference that runs after it."""
-    after = [t for t, s in zip(batches_ms, second) if s]
+    """The lower quartile of the reference's batches that ran right after the candidate's in their
+    pair (`second`: a flag per batch, ExecResult's reference_batches_second; n // 4 from the least,
+    for up to four the least, so that a stalled batch or two move it not at all) over the median
+    of those that ran first; None with fewer than two of either. An honest candidate leaves
+    nothing running once it has answered, so the two agree (identity answers over KernelBench's
+    levels 1 and 2 on an H200: 0.939-1.001); work it left running, unseen by its trace, slows
+    every batch of the reference that runs after it."""
+    after = sorted(t for t, s in zip(batches_ms, second) if s)
     before = [t for t, s in zip(batches_ms, second) if not s]
     if len(after) < 2 or len(before) < 2:
         return None
-    return statistics.median(after) / max(statistics.median(before), 1e-9)
+    return after[(len(after) - 1) // 4] / max(statistics.median(before), 1e-9)
 
 
 def reference_slowed(batches_ms: list, second: list) -> str:
@@ -434,11 +436,11 @@ def reference_slowed(batches_ms: list, second: list) -> str:
     ratio = reference_after_ratio(batches_ms, second)
     if ratio is None or ratio <= REFERENCE_AFTER_BOUND:
         return ""
-    after = [t for t, s in zip(batches_ms, second) if s]
-    before = [t for t, s in zip(batches_ms, second) if not s]
-    return (f"the reference's {len(after)} batches run right after the candidate's took {ratio:.3f}x its "
-            f"{len(before)} run before it (medians {statistics.median(after):.3f} and "
-            f"{statistics.median(before):.3f} ms; bound {REFERENCE_AFTER_BOUND}x)")
+    after = sum(1 for s in second if s)
+    before = statistics.median(t for t, s in zip(batches_ms, second) if not s)
+    return (f"the reference's {after} batches run right after the candidate's took {ratio:.3f}x the median of the "
+            f"{len(second) - after} run before it (lower quartile against median {before:.3f} ms; "
+            f"bound {REFERENCE_AFTER_BOUND}x)")
 
 
 def compare_chosen(sides: dict, chosen: list, check, spent: dict, first: str = "ref") -> int:
