@@ -405,8 +405,9 @@ def delivery_work(reference_ms: list, candidate_ms: list) -> str:
     if excess is None or excess <= bound:
         return ""
     n = len(candidate_ms)
-    return (f"its {n} deliver{'y' if n == 1 else 'ies'} took {excess:.3f} ms beyond the reference runner's of the same calls "
-            f"(lower quartile; bound {bound:.3f} ms; the reference runner's median {statistics.median(reference_ms):.3f} ms)")
+    return (f"its {n} deliver{'y' if n == 1 else 'ies'} took {excess:.3f} ms beyond the reference runner's of the "
+            f"same calls (lower quartile; bound {bound:.3f} ms; the reference runner's median "
+            f"{statistics.median(reference_ms):.3f} ms)")
 
 
 # The reference's batches right after the candidate's may take this many times those before them
