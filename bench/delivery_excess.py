@@ -4,7 +4,7 @@ On the GPU the judge has both sides deliver the outputs it compares, off its clo
 time, the two taking turns at going first; kgym's runner only copies, so an honest candidate's
 delivery takes what its pair takes, and work done in a delivery (by the candidate's process with
 its trace off, or by a helper writing the judge's slots) adds its whole time.
-`timing.delivery_excess_ms` (the lower quartile of the differences, ExecResult's delivery_ms and
+`timing.delivery_excess_ms` (the upper quartile of the differences, ExecResult's delivery_ms and
 reference_delivery_ms) above `timing.delivery_bound_ms` is HACKED (delivery_slower_than_reference).
 Work left running past the candidate's answers instead, done while the reference's next batch runs,
 slows that batch: `timing.reference_after_ratio` (the reference's batches right after the
@@ -111,7 +111,7 @@ def main() -> None:
             continue
         for r in check(args.kgym, args.device, task, "all"):
             show("task's", task, r)
-    print("excess: each evaluation's lower quartile of (its delivery - the reference runner's same delivery), ms; "
+    print("excess: each evaluation's upper quartile of (its delivery - the reference runner's same delivery), ms; "
           "bound: timing.delivery_bound_ms, above it HACKED; after: the reference's batches right after the "
           f"candidate's over those before (timing.reference_after_ratio; on the GPU above {REFERENCE_AFTER_BOUND} HACKED); "
           "call ms: the candidate's timed median per call; '-': no deliveries (the CPU, or outputs copied "

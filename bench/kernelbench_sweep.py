@@ -120,7 +120,7 @@ def report(level: int, results: list, elapsed_s: float) -> None:
         paired = [(e, b) for e, b in paired if e is not None]
         if paired:
             excess = [e for e, _ in paired]
-            print(f"  deliveries beyond the reference runner's (each problem's lower quartile): median "
+            print(f"  deliveries beyond the reference runner's (each problem's upper quartile): median "
                   f"{statistics.median(excess):.3f} ms, least {min(excess):.3f}, most {max(excess):.3f}; "
                   f"most of its bound {max(e / b for e, b in paired):.2f} ({len(excess)} problems)")
         after = [a for a in (reference_after_ratio(r.get("reference_batches_ms", []), r.get("reference_batches_second", []))

@@ -499,12 +499,19 @@ class Delivery(unittest.TestCase):
         self.assertEqual(remote_candidate.delivery_slots(3, 4), 3)
         self.assertEqual(remote_candidate.delivery_slots(5, 0), 5)
 
-    def test_a_deliverys_excess_is_the_lower_quartile_beyond_the_reference_runners_pair(self):
-        # Honest: the two sides' deliveries differ by noise; a preempted delivery moves nothing.
-        self.assertEqual(timing.delivery_excess_ms([0.25, 0.5, 0.25], [0.5, 0.25, 3.25]), -0.25)
-        self.assertEqual(timing.delivery_excess_ms([0.5] * 8, [0.5, 0.25, 0.75, 2.5, 3.5, 0.5, 4.5, 0.5]), 0.0)
-        # Work done in each delivery (a 2 ms matmul a call, two calls a part) adds its whole time.
+    def test_the_upper_quartile_is_what_more_than_a_quarter_reach(self):
+        self.assertEqual(timing.upper_quartile([3.0]), 3.0)
+        self.assertEqual(timing.upper_quartile([1.0, 4.0, 2.0, 3.0]), 4.0)  # up to four: the largest
+        self.assertEqual(timing.upper_quartile([5.0, 1.0, 4.0, 2.0, 3.0]), 4.0)
+        self.assertEqual(timing.upper_quartile(list(range(9))), 6)
+
+    def test_a_deliverys_excess_is_the_upper_quartile_beyond_the_reference_runners_pair(self):
+        # Honest: the two sides' deliveries differ by noise; one preempted delivery in eight moves nothing.
+        self.assertEqual(timing.delivery_excess_ms([0.5] * 8, [0.5, 0.25, 0.5, 0.5, 3.5, 0.5, 0.5, 0.5]), 0.0)
+        # Work done in every delivery (a 2 ms matmul a call, two calls a part) adds its whole time ...
         self.assertEqual(timing.delivery_excess_ms([0.5, 0.5, 0.5, 0.5, 0.5], [4.5, 4.5, 4.75, 4.25, 4.5]), 4.0)
+        # ... and done in three of eight (its fast batches more than a quarter: its IQM moves), too.
+        self.assertEqual(timing.delivery_excess_ms([0.5] * 8, [0.5, 4.5, 0.5, 4.5, 0.5, 0.5, 4.5, 0.5]), 4.0)
         self.assertIsNone(timing.delivery_excess_ms([0.5], [0.5, 0.5]))  # unpaired
         self.assertIsNone(timing.delivery_excess_ms([], []))  # copied inside the requests: no deliveries
 
@@ -519,10 +526,10 @@ class Delivery(unittest.TestCase):
         self.assertEqual(timing.delivery_work([], []), "")
         self.assertEqual(timing.delivery_work([0.5], [2.0]),
                          "its 1 delivery took 1.500 ms beyond the reference runner's of the same calls "
-                         "(lower quartile; bound 0.500 ms; the reference runner's median 0.500 ms)")
+                         "(upper quartile; bound 0.500 ms; the reference runner's median 0.500 ms)")
         self.assertEqual(timing.delivery_work([0.5, 0.5, 0.5], [3.25, 3.0, 3.5]),
-                         "its 3 deliveries took 2.500 ms beyond the reference runner's of the same calls "
-                         "(lower quartile; bound 0.500 ms; the reference runner's median 0.500 ms)")
+                         "its 3 deliveries took 3.000 ms beyond the reference runner's of the same calls "
+                         "(upper quartile; bound 0.500 ms; the reference runner's median 0.500 ms)")
 
     def test_chosen_calls_are_delivered_a_few_at_a_time_and_each_compared_with_its_own(self):
         sides = {"ref": DeliveringSide(3), "cand": DeliveringSide(2)}
@@ -537,17 +544,18 @@ class Delivery(unittest.TestCase):
 
     def test_the_references_batches_after_the_candidates_are_compared_with_those_before(self):
         second = [False, True] * 3
-        self.assertEqual(timing.reference_after_ratio([10.0, 10.25, 10.0, 10.0, 10.0, 10.5], second), 1.0)
-        self.assertEqual(timing.reference_after_ratio([10.0, 20.0, 10.0, 15.0, 10.0, 25.0], second), 1.5)
-        # One stalled batch after the candidate's moves nothing; every one slowed does.
-        self.assertEqual(timing.reference_after_ratio([10.0, 10.0, 10.0, 30.0] * 2, [False, True] * 4), 1.0)
-        self.assertEqual(timing.reference_after_ratio([10.0, 20.0, 10.0, 30.0] * 2, [False, True] * 4), 2.0)
+        self.assertEqual(timing.reference_after_ratio([10.0, 10.0, 10.0, 9.5, 10.0, 10.0], second), 1.0)
+        self.assertEqual(timing.reference_after_ratio([10.0, 20.0, 10.0, 15.0, 10.0, 25.0], second), 2.5)
+        # One stalled batch of eight after the candidate's moves nothing; three slowed do.
+        self.assertEqual(timing.reference_after_ratio([10.0] * 8 + [10.0, 30.0] + [10.0] * 6, [False, True] * 8), 1.0)
+        self.assertEqual(timing.reference_after_ratio([10.0, 20.0, 10.0, 20.0] + [10.0] * 8 + [10.0, 20.0, 10.0, 10.0],
+                                                      [False, True] * 8), 2.0)
         self.assertIsNone(timing.reference_after_ratio([10.0, 20.0, 10.0], [False, True, False]))  # one after
-        self.assertEqual(timing.reference_slowed([10.0, 12.0, 10.0, 12.5], [False, True, False, True]), "")  # 1.2x
+        self.assertEqual(timing.reference_slowed([10.0, 12.0, 10.0, 12.0], [False, True, False, True]), "")  # 1.2x
         self.assertEqual(timing.reference_slowed([8.0, 8.0, 12.0, 12.0], [True, True, False, False]), "")  # faster
         self.assertEqual(timing.reference_slowed([10.0, 20.0, 10.0, 15.0, 10.0, 25.0], second),
-                         "the reference's 3 batches run right after the candidate's took 1.500x the median of the 3 "
-                         "run before it (lower quartile against median 10.000 ms; bound 1.25x)")
+                         "the reference's 3 batches run right after the candidate's took 2.500x the median of the 3 "
+                         "run before it (upper quartile against median 10.000 ms; bound 1.25x)")
 
     def test_the_sides_take_turns_at_delivering_first(self):
         turns = []

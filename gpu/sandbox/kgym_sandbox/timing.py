@@ -373,20 +373,29 @@ DELIVERY_FLOOR_MS = 0.5   # a candidate's deliveries may take this much beyond t
 DELIVERY_SHARE = 0.25     # ... or this share of the reference runner's, where that is more (README, delivery)
 
 
+def upper_quartile(values: list) -> float:
+    """The value (n - 1) // 4 places from the largest (for up to four values the largest): what
+    more than a quarter of them reach. A candidate gains nothing from the judge's interquartile
+    mean unless more than a quarter of its batches are fast, so the rules on what such batches
+    leave behind (work in a delivery, work while the reference runs) look at this quantile:
+    fewer than a quarter of its deliveries or of the reference's batches may be disturbed at
+    random without moving it, more than a quarter cannot be hidden from it."""
+    ordered = sorted(values)
+    return ordered[len(ordered) - 1 - (len(ordered) - 1) // 4]
+
+
 def delivery_excess_ms(reference_ms: list, candidate_ms: list):
     """What the candidate's deliveries took beyond the reference runner's delivery of the same
     calls (ms, by the judge's clock; ExecResult's delivery_ms and reference_delivery_ms, paired
-    in order): the lower quartile of the paired differences (n // 4 from the least; for up to
-    four pairs the least), so that a few preempted deliveries of an honest candidate's move it
-    not at all; None where they do not pair (a side that copied inside its requests delivers
-    nothing). Both sides only copy the same bytes, so an honest candidate's excess is the two
-    processes' scheduling noise, and work done in a delivery, off the judge's clock (by the
-    candidate's process with its trace off, or by a helper writing the judge's slots), adds its
-    whole time to every one."""
+    in order): the upper quartile of the paired differences; None where they do not pair (a side
+    that copied inside its requests delivers nothing). Both sides only copy the same bytes, so an
+    honest candidate's excess is the two processes' scheduling noise (on an H200 no single one of
+    1,252 deliveries over 70 KernelBench problem-runs beyond the bound), and work done in a
+    delivery, off the judge's clock (by the candidate's process with its trace off, or by a
+    helper writing the judge's slots), adds its whole time to every one it is done in."""
     if not candidate_ms or len(reference_ms) != len(candidate_ms):
         return None
-    differences = sorted(c - r for r, c in zip(reference_ms, candidate_ms))
-    return differences[(len(differences) - 1) // 4]
+    return upper_quartile([c - r for r, c in zip(reference_ms, candidate_ms)])
 
 
 def delivery_bound_ms(reference_ms: list) -> float:
@@ -406,29 +415,28 @@ def delivery_work(reference_ms: list, candidate_ms: list) -> str:
         return ""
     n = len(candidate_ms)
     return (f"its {n} deliver{'y' if n == 1 else 'ies'} took {excess:.3f} ms beyond the reference runner's of the "
-            f"same calls (lower quartile; bound {bound:.3f} ms; the reference runner's median "
+            f"same calls (upper quartile; bound {bound:.3f} ms; the reference runner's median "
             f"{statistics.median(reference_ms):.3f} ms)")
 
 
 # The reference's batches right after the candidate's may take this many times those before them
-# (README, delivery): identity answers measured 0.939-1.001; honest answers unlike the reference
+# (README, delivery): identity answers measured 1.015 at most; honest answers unlike the reference
 # (slower, drawing more power) are not measured yet, hence the margin.
 REFERENCE_AFTER_BOUND = 1.25
 
 
 def reference_after_ratio(batches_ms: list, second: list):
-    """The lower quartile of the reference's batches that ran right after the candidate's in their
-    pair (`second`: a flag per batch, ExecResult's reference_batches_second; n // 4 from the least,
-    for up to four the least, so that a stalled batch or two move it not at all) over the median
+    """The upper quartile of the reference's batches that ran right after the candidate's in
+    their pair (`second`: a flag per batch, ExecResult's reference_batches_second) over the median
     of those that ran first; None with fewer than two of either. An honest candidate leaves
     nothing running once it has answered, so the two agree (identity answers over KernelBench's
-    levels 1 and 2 on an H200: 0.939-1.001); work it left running, unseen by its trace, slows
-    every batch of the reference that runs after it."""
-    after = sorted(t for t, s in zip(batches_ms, second) if s)
+    levels 1 and 2 on an H200: 0.982-1.015); work it left running, unseen by its trace, slows
+    the reference's batch that runs after it."""
+    after = [t for t, s in zip(batches_ms, second) if s]
     before = [t for t, s in zip(batches_ms, second) if not s]
     if len(after) < 2 or len(before) < 2:
         return None
-    return after[(len(after) - 1) // 4] / max(statistics.median(before), 1e-9)
+    return upper_quartile(after) / max(statistics.median(before), 1e-9)
 
 
 def reference_slowed(batches_ms: list, second: list) -> str:
@@ -440,7 +448,7 @@ def reference_slowed(batches_ms: list, second: list) -> str:
     after = sum(1 for s in second if s)
     before = statistics.median(t for t, s in zip(batches_ms, second) if not s)
     return (f"the reference's {after} batches run right after the candidate's took {ratio:.3f}x the median of the "
-            f"{len(second) - after} run before it (lower quartile against median {before:.3f} ms; "
+            f"{len(second) - after} run before it (upper quartile against median {before:.3f} ms; "
             f"bound {REFERENCE_AFTER_BOUND}x)")
 
 
