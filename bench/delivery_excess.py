@@ -36,6 +36,7 @@ FUSED = "tasks/gelu_scale_residual/candidates/fused.py"
 HOSTILE = [("gelu_scale_residual", "works_in_delivery", FUSED), ("gelu_scale_residual", "defers_work", FUSED),
            ("square_matmul", "works_in_helper", ""), ("square_matmul", "hands_buffers_to_helper", ""),
            ("square_matmul", "works_in_delivery_untraced", "tests/hostile/untraced_base.py"),
+           ("square_matmul", "works_in_some_deliveries", "tests/hostile/untraced_base.py"),
            ("square_matmul", "works_while_reference_runs", "tests/hostile/untraced_base.py")]
 
 

@@ -141,6 +141,11 @@ const hostile_case cases[] = {
     // sides' deliveries (each only copies the same bytes) sees the time.
     {"works_in_delivery_untraced", HACKED, "delivery_slower_than_reference", true, 0, "square_matmul", "",
      KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "untraced_base"},
+    // ... in every other timed batch only: half its batches fast halve its interquartile mean,
+    // half its deliveries longer (the rule's upper quartile sees them; its lower quartile did not;
+    // written 2026-11-29, not yet run on a GPU).
+    {"works_in_some_deliveries", HACKED, "delivery_slower_than_reference", true, 0, "square_matmul", "",
+     KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "untraced_base"},
     // ... and work left running past its answers (a thread of its own, CUPTI's kernel records
     // off) in the batch pairs it runs first, done while the reference's batch is timed: its
     // deliveries are honest copies; the reference's batches after its own run slower than those

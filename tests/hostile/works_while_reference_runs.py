@@ -9,13 +9,9 @@
 # token kernel's and the reference's batches that run after it are slowed by its work. Only the
 # judge's comparison of the reference's batches after the candidate's with those before it sees
 # that (reference_slowed_after_candidate).
-import sys
 import threading
 
-from kgym_sandbox import candidate_runner as _runner
-
-_state = {"batches": 0, "defer": False, "pending": [], "worker": None, "cupti": _cupti()}
-print(f"works_while_reference_runs: CUPTI {'found' if _state['cupti'] else 'not found'}", file=sys.stderr, flush=True)
+_state["worker"] = None
 _batch, _deliver = _runner.OPS["batch"], _runner.OPS["deliver"]
 
 
