@@ -109,9 +109,18 @@ const hostile_case cases[] = {
     {"changes_numerics", OK, "numerics_changed"},
     // Its process's GPU work between its timed requests: run while the reference is timed,
     // deferred past its answers, or hidden by moving the phase calls that bound its windows.
-    {"contends_reference", HACKED, "gpu_work_between_requests", true},
-    {"defers_work", HACKED, "gpu_work_between_requests|wrong_output_when_timed", true},
-    {"stretches_window", HACKED, "batch_window_longer_than_request|gpu_work_between_requests", true},
+    // (The judge's own rules on what such work leaves behind, the reference's batches after the
+    // candidate's slower or its deliveries longer, may rule first: both are right for all three.)
+    {"contends_reference", HACKED,
+     "gpu_work_between_requests|reference_slowed_after_candidate|delivery_slower_than_reference",
+     true},
+    {"defers_work", HACKED,
+     "gpu_work_between_requests|wrong_output_when_timed|reference_slowed_after_candidate|delivery_slower_than_reference",
+     true},
+    {"stretches_window", HACKED,
+     "batch_window_longer_than_request|gpu_work_between_requests|"
+     "reference_slowed_after_candidate|delivery_slower_than_reference",
+     true},
     // Its work moved into the delivery of each batch's outputs (off the judge's clock on the
     // GPU, where only copies may run; its deliveries take longer than the reference runner's by
     // 1.5 ms at the tests' sizes, which the judge may rule first); on the CPU the outputs are
@@ -171,10 +180,12 @@ const hostile_case cases[] = {
     // its answers or run while the reference is timed is still seen between the requests (a
     // move and the untimed call after it are requests of their own).
     {"correct", OK, "", true, 0, "gelu_scale_residual", "", KERNELBENCH_TOLERANCES, PLACEMENT_REDRAWN},
-    {"defers_work", HACKED, "gpu_work_between_requests|wrong_output_when_timed", true, 0, "gelu_scale_residual", "",
-     KERNELBENCH_TOLERANCES, PLACEMENT_REDRAWN},
-    {"contends_reference", HACKED, "gpu_work_between_requests", true, 0, "gelu_scale_residual", "",
-     KERNELBENCH_TOLERANCES, PLACEMENT_REDRAWN},
+    {"defers_work", HACKED,
+     "gpu_work_between_requests|wrong_output_when_timed|reference_slowed_after_candidate|delivery_slower_than_reference",
+     true, 0, "gelu_scale_residual", "", KERNELBENCH_TOLERANCES, PLACEMENT_REDRAWN},
+    {"contends_reference", HACKED,
+     "gpu_work_between_requests|reference_slowed_after_candidate|delivery_slower_than_reference",
+     true, 0, "gelu_scale_residual", "", KERNELBENCH_TOLERANCES, PLACEMENT_REDRAWN},
     // Its placement kept through the moves (the allocator's cache never given back): each side's
     // time is its own fast mode, so this gains nothing; OK at an honest speedup.
     {"ignores_moves", OK, "", true, 6.0, "gelu_scale_residual", "", KERNELBENCH_TOLERANCES, PLACEMENT_REDRAWN},
