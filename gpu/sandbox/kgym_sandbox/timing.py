@@ -425,6 +425,11 @@ def delivery_work(reference_ms: list, candidate_ms: list) -> str:
 REFERENCE_AFTER_BOUND = 1.25
 
 
+def by_position(batches_ms: list, second: list) -> tuple:
+    """The reference's batches that ran right after the candidate's, and those that ran first."""
+    return [t for t, s in zip(batches_ms, second) if s], [t for t, s in zip(batches_ms, second) if not s]
+
+
 def reference_after_ratio(batches_ms: list, second: list):
     """The upper quartile of the reference's batches that ran right after the candidate's in
     their pair (`second`: a flag per batch, ExecResult's reference_batches_second) over the median
@@ -432,8 +437,7 @@ def reference_after_ratio(batches_ms: list, second: list):
     nothing running once it has answered, so the two agree (identity answers over KernelBench's
     levels 1 and 2 on an H200: 0.982-1.015); work it left running, unseen by its trace, slows
     the reference's batch that runs after it."""
-    after = [t for t, s in zip(batches_ms, second) if s]
-    before = [t for t, s in zip(batches_ms, second) if not s]
+    after, before = by_position(batches_ms, second)
     if len(after) < 2 or len(before) < 2:
         return None
     return upper_quartile(after) / max(statistics.median(before), 1e-9)
@@ -445,10 +449,9 @@ def reference_slowed(batches_ms: list, second: list) -> str:
     ratio = reference_after_ratio(batches_ms, second)
     if ratio is None or ratio <= REFERENCE_AFTER_BOUND:
         return ""
-    after = sum(1 for s in second if s)
-    before = statistics.median(t for t, s in zip(batches_ms, second) if not s)
-    return (f"the reference's {after} batches run right after the candidate's took {ratio:.3f}x the median of the "
-            f"{len(second) - after} run before it (upper quartile against median {before:.3f} ms; "
+    after, before = by_position(batches_ms, second)
+    return (f"the reference's {len(after)} batches run right after the candidate's took {ratio:.3f}x the median of "
+            f"the {len(before)} run before it (upper quartile against median {statistics.median(before):.3f} ms; "
             f"bound {REFERENCE_AFTER_BOUND}x)")
 
 
