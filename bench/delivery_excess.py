@@ -16,7 +16,8 @@ and for hostile ones that work in a delivery or through a helper, and prints one
 verdict, evidence, deliveries, the excess and its bound, and the candidate's timed time per call
 (what it saves by moving its work), so that the bound can be seen between the two groups.
 
-    python3 bench/delivery_excess.py [--kgym build/kgym] [--device cuda] [--only-tasks] [--tasks a,b] [--out F]
+    python3 bench/delivery_excess.py [--kgym build/kgym] [--device cuda] [--only-tasks | --only-hostile]
+                                     [--tasks a,b] [--out F]
 """
 import argparse
 import glob
@@ -37,7 +38,8 @@ HOSTILE = [("gelu_scale_residual", "works_in_delivery", FUSED), ("gelu_scale_res
            ("square_matmul", "works_in_helper", ""), ("square_matmul", "hands_buffers_to_helper", ""),
            ("square_matmul", "works_in_delivery_untraced", "tests/hostile/untraced_base.py"),
            ("square_matmul", "works_in_some_deliveries", "tests/hostile/untraced_base.py"),
-           ("square_matmul", "works_while_reference_runs", "tests/hostile/untraced_base.py")]
+           ("square_matmul", "works_while_reference_runs", "tests/hostile/untraced_base.py"),
+           ("square_matmul", "works_into_next_reference", "tests/hostile/untraced_base.py")]
 
 
 def check(kgym: str, device: str, task: str, candidate: str) -> list:
@@ -76,6 +78,7 @@ def main() -> None:
     parser.add_argument("--kgym", default=os.path.join(ROOT, "build", "kgym"))
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     parser.add_argument("--only-tasks", action="store_true", help="only the tasks' own candidates")
+    parser.add_argument("--only-hostile", action="store_true", help="only the hostile candidates")
     parser.add_argument("--tasks", default="", help="comma-separated task names (default: every task in tasks/)")
     parser.add_argument("--out", default="", help="every ExecResult as a JSON line, its group beside (for plotting)")
     args = parser.parse_args()
@@ -106,7 +109,7 @@ def main() -> None:
                     f.write(source)
                 for r in check(args.kgym, args.device, task, path):
                     show("hostile", task, r)
-    for task_dir in sorted(glob.glob(os.path.join(ROOT, "tasks", "*", "candidates"))):
+    for task_dir in [] if args.only_hostile else sorted(glob.glob(os.path.join(ROOT, "tasks", "*", "candidates"))):
         task = os.path.basename(os.path.dirname(task_dir))
         if args.tasks and task not in args.tasks.split(","):
             continue

@@ -152,16 +152,21 @@ const hostile_case cases[] = {
     {"works_in_delivery_untraced", HACKED, "delivery_slower_than_reference", true, 0, "square_matmul", "",
      KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "untraced_base"},
     // ... in every other timed batch only: half its batches fast halve its interquartile mean,
-    // half its deliveries longer (the rule's upper quartile sees them; its lower quartile did not;
-    // written 2026-11-29, not yet run on a GPU).
+    // half its deliveries longer (the rule's upper quartile sees them; its lower quartile did not).
     {"works_in_some_deliveries", HACKED, "delivery_slower_than_reference", true, 0, "square_matmul", "",
      KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "untraced_base"},
     // ... and work left running past its answers (a thread of its own, CUPTI's kernel records
     // off) in the batch pairs it runs first, done while the reference's batch is timed: its
     // deliveries are honest copies; the reference's batches after its own run slower than those
-    // before them (written 2026-11-29, not yet run on a GPU).
+    // before them (H200: 2.09x; its first form, whose thread got the interpreter's lock only at
+    // the next request, was caught by the delivery rule).
     {"works_while_reference_runs", HACKED, "reference_slowed_after_candidate|delivery_slower_than_reference", true, 0,
      "square_matmul", "", KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "untraced_base"},
+    // ... the same, its thread waiting out the reference's batch first: its work slows the
+    // reference batch that opens the next pair (the ratio's "before"), and the deliveries of the
+    // batches it deferred wait for it (H200: 15-24 ms beyond the reference runner's).
+    {"works_into_next_reference", HACKED, "delivery_slower_than_reference", true, 0, "square_matmul", "",
+     KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "untraced_base"},
     // One output buffer returned every call: the delivery cannot hold each call's, so both sides
     // copy inside the timing; honest it stays OK, stale between its calls it is caught.
     {"reuses_output_buffer", OK, ""},

@@ -563,11 +563,12 @@ class Delivery(unittest.TestCase):
         self.assertEqual(timing.reference_after_ratio([10.0, 20.0, 10.0, 20.0] + [10.0] * 8 + [10.0, 20.0, 10.0, 10.0],
                                                       [False, True] * 8), 2.0)
         self.assertIsNone(timing.reference_after_ratio([10.0, 20.0, 10.0], [False, True, False]))  # one after
-        self.assertEqual(timing.reference_slowed([10.0, 12.0, 10.0, 12.0], [False, True, False, True]), "")  # 1.2x
+        self.assertEqual(timing.reference_slowed([10.0, 10.8, 10.0, 10.8], [False, True, False, True]), "")  # 1.08x
+        self.assertNotEqual(timing.reference_slowed([10.0, 12.0, 10.0, 12.0], [False, True, False, True]), "")  # 1.2x
         self.assertEqual(timing.reference_slowed([8.0, 8.0, 12.0, 12.0], [True, True, False, False]), "")  # faster
         self.assertEqual(timing.reference_slowed([10.0, 20.0, 10.0, 15.0, 10.0, 25.0], second),
                          "the reference's 3 batches run right after the candidate's took 2.500x the median of the 3 "
-                         "run before it (upper quartile against median 10.000 ms; bound 1.25x)")
+                         "run before it (upper quartile against median 10.000 ms; bound 1.1x)")
 
     def test_the_sides_take_turns_at_delivering_first(self):
         turns = []
