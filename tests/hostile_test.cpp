@@ -44,6 +44,10 @@ struct hostile_case {
   Placement placement = PLACEMENT_UNSPECIFIED;  // the device's default
   // A whole-program case's file appended to this one of tests/hostile/ (the pieces several share).
   const char* base = "";
+  // For a case expected OK whose attack the judge may also catch outright: HACKED with this
+  // evidence kind is right too (contention the sandbox keeps small as root can reach the
+  // reference when kgym runs unprivileged, and the judge then sees the reference slowed).
+  const char* or_hacked_by = "";
 };
 
 // The case's test name: its file's, and the placement's ("_redrawn", "_checked") where the case names one.
@@ -174,7 +178,10 @@ const hostile_case cases[] = {
     // Busy children on every core it can reach while the reference is timed: on the runners'
     // shared timing core its tree runs at the lowest priority (held there by a cpuset where
     // granted), the reference at the highest (a launch-bound task, whose time is its host side's).
-    {"contends_cpu", OK, "", true, 1.3, "tests/tasks/launch_bound"},
+    // Unprivileged on an H200 the reference's batches right after its own took 1.42x those
+    // before them: the judge ruled it HACKED (as root it stayed OK, under 1.10x).
+    {"contends_cpu", OK, "", true, 1.3, "tests/tasks/launch_bound", "", KERNELBENCH_TOLERANCES,
+     PLACEMENT_UNSPECIFIED, "", "reference_slowed_after_candidate"},
     // The GPU's clocks locked low through NVML while the reference's batches run: locking clocks
     // needs root, which the candidate's process is not (meaningful on a GPU only).
     {"locks_clocks", OK, "", true, 6.0},
@@ -312,18 +319,21 @@ TEST_P(HostileSuite, GetsItsVerdictAndTheExecutorSurvives) {
   request.mutable_options()->set_tolerances(c.tolerances);
   request.mutable_options()->set_placement(c.placement);
   ExecResult result = evaluator().evaluate(request);
-  EXPECT_EQ(Verdict_Name(result.verdict()), Verdict_Name(c.expected)) << summary_line(result) << "\n" << result.log();
-  if (*c.evidence) {
+  const bool caught = *c.or_hacked_by && result.verdict() == HACKED;
+  const Verdict expected = caught ? HACKED : c.expected;
+  const char* evidence = caught ? c.or_hacked_by : c.evidence;
+  EXPECT_EQ(Verdict_Name(result.verdict()), Verdict_Name(expected)) << summary_line(result) << "\n" << result.log();
+  if (*evidence) {
     bool has = false;
-    const std::string wanted = std::string("|") + c.evidence + "|";
+    const std::string wanted = std::string("|") + evidence + "|";
     for (const auto& e : result.evidence())
       has |= wanted.find("|" + lower_name(e.kind()) + "|") != std::string::npos;
-    EXPECT_TRUE(has) << "expected evidence '" << c.evidence << "' in: " << summary_line(result);
+    EXPECT_TRUE(has) << "expected evidence '" << evidence << "' in: " << summary_line(result);
   }
   if (*c.gpu_message && test_device() == CUDA) {
     EXPECT_NE(result.message().find(c.gpu_message), std::string::npos) << summary_line(result);
   }
-  if (c.expected == OK) {
+  if (expected == OK) {
     EXPECT_TRUE(result.correct());
     EXPECT_GT(result.speedup(), 0.0);
     EXPECT_EQ(result.trials_size(), 2 * 5);  // five trials, train and eval mode each
@@ -334,7 +344,7 @@ TEST_P(HostileSuite, GetsItsVerdictAndTheExecutorSurvives) {
       EXPECT_TRUE(granted(result, "candidate:gpu_watch")) << summary_line(result);
     }
   }
-  if (c.max_speedup > 0) {
+  if (c.max_speedup > 0 && !caught) {
     EXPECT_LT(result.speedup(), c.max_speedup) << summary_line(result);
   }
   // What the candidate tried must not have reached the host.
