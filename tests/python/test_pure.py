@@ -447,13 +447,38 @@ class RefillSide(ScriptedSide):
         return [torch.zeros(2)]
 
 
+class CheckShare(unittest.TestCase):
+    def test_a_short_batch_of_short_calls_has_more_of_its_calls_compared(self):
+        self.assertEqual(timing.check_share(0.025, 100), 0.1)  # the usual 25 ms batch: a tenth
+        self.assertEqual(timing.check_share(0.02, 100), 0.1)  # 2 ms of a tenth
+        self.assertEqual(timing.check_share(0.004, 8), 0.5)  # a tenth would carry 0.4 ms
+        self.assertEqual(timing.check_share(0.002, 250), 1.0)
+        self.assertEqual(timing.check_share(0.0005, 50), 1.0)  # never more than every call
+        self.assertEqual(timing.check_share(0.0, 8), 1.0)
+        # Calls of 2 ms or more: any delivery of one carries 2 ms.
+        self.assertEqual(timing.check_share(0.004, 2), 0.1)
+        self.assertEqual(timing.check_share(0.0037, 1), 0.1)
+
+    def test_time_interleaved_draws_with_the_share_of_the_references_last_batch(self):
+        shares = []
+        reference, candidate = RefillSide(False, "ref", []), RefillSide(False, "cand", [])
+        timing.time_interleaved(reference, candidate, lambda into=(): [torch.ones(2)], [torch.zeros(2)],
+                                lambda *a: None, timing.StopRule(reps=6, min_timed_s=0.0), k=2, device="cpu",
+                                seconds={}, check_this=lambda share: shares.append(share) or False)
+        # Three batches of two calls of 1 ms and a request cost of 0.1 ms (ScriptedSide): 2.1 ms,
+        # so 2/2.1 of the calls; the last batch's last call is compared without a draw.
+        self.assertEqual(len(shares), 5)
+        for share in shares:
+            self.assertAlmostEqual(share, 0.002 / 0.0021, places=12)
+
+
 class TimingRefill(unittest.TestCase):
     def test_the_sides_take_turns_at_delivering_first_batch_by_batch(self):
         turns = []
         reference, candidate = RefillSide(False, "ref", turns), RefillSide(False, "cand", turns)
         timed = timing.time_interleaved(reference, candidate, lambda into=(): [torch.ones(2)], [torch.zeros(2)],
                                         lambda *a: None, timing.StopRule(reps=6, min_timed_s=0.0), k=2, device="cpu",
-                                        seconds={}, check_this=lambda: True)
+                                        seconds={}, check_this=lambda share: True)
         # Batches in turn, the reference first (timing.order); each batch's outputs delivered first
         # by the side that ran it second (the next batch's first): each side every other batch.
         self.assertEqual(timed["reference_second"], [False, True, False])  # three batches of two calls
@@ -468,7 +493,7 @@ class TimingRefill(unittest.TestCase):
 
         timing.time_interleaved(reference, candidate, new_inputs, [torch.zeros(2)], lambda *a: None,
                                 timing.StopRule(reps=6, min_timed_s=0.0), k=2, device="cpu", seconds={},
-                                check_this=lambda: False)
+                                check_this=lambda share: False)
         self.assertEqual(len(made), 6)  # three batches of two calls
         self.assertEqual(made[:2], [[], []])  # the first: no arena yet
         for i, into in enumerate(made[2:]):  # then each set in the reference runner's own buffer
@@ -735,7 +760,7 @@ class Placement(unittest.TestCase):
             pads = iter(range(1, 100))
             return timing.time_interleaved(reference, candidate, lambda into=(): [torch.ones(2)], [torch.zeros(2)],
                                            lambda *a: None, timing.StopRule(16, 1.0, every=2, checked=checked), k=2,
-                                           device="cpu", seconds={}, check_this=lambda: False,
+                                           device="cpu", seconds={}, check_this=lambda share: False,
                                            draw_pad=lambda: next(pads))
         checked, redrawn = timed_with(True), timed_with(False)
         self.assertEqual(checked["batches_timed"], {"ref": 8, "cand": 8})
@@ -749,7 +774,7 @@ class Placement(unittest.TestCase):
         pads = iter(range(1, 100))
         timed = timing.time_interleaved(reference, candidate, lambda into=(): [torch.ones(2)], [torch.zeros(2)],
                                         lambda *a: None, timing.StopRule(reps=16, min_timed_s=1.0, every=2), k=2,
-                                        device="cpu", seconds={}, check_this=lambda: False, draw_pad=lambda: next(pads))
+                                        device="cpu", seconds={}, check_this=lambda share: False, draw_pad=lambda: next(pads))
         self.assertEqual(len(timed["batches_ms"]["ref"]), 8)  # 16 calls, 2 a batch
         self.assertEqual((len(reference.pads), len(candidate.pads)), (3, 3))  # before batches 2, 4, 6
         # Drawn by the judge, for the side that runs first after the move first (timing.order).

@@ -20,8 +20,6 @@ from . import (compare, cost_model, device_memory, eval_defaults, failures, fram
 from .laps import Laps
 from .failures import Failure, failure_from  # noqa: F401  (callers catch evaluate.Failure)
 
-TIMED_CHECK_SHARE = 0.1  # of the timed calls whose output is compared, chosen after each call
-
 
 def reference_runner_source(task: dict) -> str:
     """The task's program with its Model answering as ModelNew: what the reference runner serves."""
@@ -278,7 +276,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
                                                         timing.placement_batches(timed["batch"], timed["call_s"]) if redraw else 0,
                                                         placement == "PLACEMENT_CHECKED"),
                                         timed["batch"], device, seconds,
-                                        lambda: rng.random() < TIMED_CHECK_SHARE,
+                                        lambda share: rng.random() < share,
                                         (lambda: timing.draw_pad(rng)) if redraw else None)
         lap.skip()  # time_interleaved counted its parts
         reference_changed = timed_reference.finish()  # its process exits while the traced calls run
