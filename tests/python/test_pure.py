@@ -459,14 +459,16 @@ class CheckShare(unittest.TestCase):
         self.assertEqual(timing.check_share(0.004, 2), 0.1)
         self.assertEqual(timing.check_share(0.0037, 1), 0.1)
 
-    def test_time_interleaved_draws_with_the_share_of_the_references_last_batch(self):
+    def test_time_interleaved_draws_with_the_share_of_the_faster_sides_last_batch(self):
         shares = []
         reference, candidate = RefillSide(False, "ref", []), RefillSide(False, "cand", [])
+        reference.call = 0.01  # 20.1 ms a batch: a tenth of its calls would do
         timing.time_interleaved(reference, candidate, lambda into=(): [torch.ones(2)], [torch.zeros(2)],
                                 lambda *a: None, timing.StopRule(reps=6, min_timed_s=0.0), k=2, device="cpu",
                                 seconds={}, check_this=lambda share: shares.append(share) or False)
-        # Three batches of two calls of 1 ms and a request cost of 0.1 ms (ScriptedSide): 2.1 ms,
-        # so 2/2.1 of the calls; the last batch's last call is compared without a draw.
+        # Three batches of two calls; the candidate's of 1 ms and a request cost of 0.1 ms
+        # (ScriptedSide): 2.1 ms, so 2/2.1 of the calls; the last batch's last call is compared
+        # without a draw.
         self.assertEqual(len(shares), 5)
         for share in shares:
             self.assertAlmostEqual(share, 0.002 / 0.0021, places=12)

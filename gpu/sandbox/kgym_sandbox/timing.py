@@ -138,17 +138,18 @@ CHECK_SHARE = 0.1       # of the timed calls compared at least, each chosen at r
 CHECKED_WORK_S = 0.002  # the calls a batch has compared carry this much of the reference's time, on average
 
 
-def check_share(reference_batch_s: float, calls: int) -> float:
-    """The share of a batch's calls compared: CHECK_SHARE, or more where the reference's batch
-    (by the judge's clock) of `calls` calls is short, so that the chosen calls carry
-    CHECKED_WORK_S of its work on average. A candidate that skips its calls' work and does only
-    the chosen ones in the delivery that follows (off the clock, its trace off) then adds four
-    times the delivery rule's floor (DELIVERY_FLOOR_MS) there; at a tenth, a batch of 250 calls
-    of 10 us carried 0.25 ms (README, delivery). Calls of CHECKED_WORK_S or more need no more:
-    each delivery of one carries that much."""
-    if reference_batch_s >= CHECKED_WORK_S * max(calls, 1):
+def check_share(batch_s: float, calls: int) -> float:
+    """The share of a batch's calls compared: CHECK_SHARE, or more where the batch (the faster
+    side's, by the judge's clock) of `calls` calls is short, so that the chosen calls carry
+    CHECKED_WORK_S of its time on average. A candidate that skips its calls' work and does only
+    the chosen ones in the delivery that follows (off the clock, its trace off) then adds there
+    2 ms times the ratio of the work it skipped to the time it shows: what doubles its speed shows
+    as four times the delivery rule's floor (DELIVERY_FLOOR_MS); at a tenth, a batch of 25 calls of
+    its 0.05 ms showed 0.125 ms (README, delivery). Calls of CHECKED_WORK_S or more need no more:
+    work that moves their speed by a quarter is the rule's floor in every delivery."""
+    if batch_s >= CHECKED_WORK_S * max(calls, 1):
         return CHECK_SHARE
-    return min(1.0, max(CHECK_SHARE, CHECKED_WORK_S / max(reference_batch_s, 1e-12)))
+    return min(1.0, max(CHECK_SHARE, CHECKED_WORK_S / max(batch_s, 1e-12)))
 
 
 FREE_MEMORY_SHARE = 6  # of the GPU's free memory, at most one side's batch
@@ -503,7 +504,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
     request costs (`request_cost`: single-call requests to the reference against its batches)
     off every batch of both sides. `check(call, expected, given)` raises on a wrong timed
     output; `check_this(share)` says, per call after its batch, whether to compare it (`share`:
-    check_share of the reference's batch). With
+    check_share of the faster side's batch). With
     `draw_pad` (bytes of a pad, drawn by the judge) both sides' placements are drawn anew every
     `stop.every` batches (`move`, then one untimed batch that makes the new allocations), each
     side's time is that of its fast mode (`timed_batches`), and the candidate's batches that could
@@ -591,7 +592,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
             # outputs are delivered (off the clock; a side learns the choice once its calls ran),
             # as many at a time as the judge has buffers for (delivery_size).
             all_calls = bool(every) and not reused and checks_whole_batch(raw["cand"])
-            share = check_share(raw["ref"][-1], k) if raw["ref"] else 1.0
+            share = check_share(min(raw["ref"][-1], raw["cand"][-1]), k) if raw["ref"] and raw["cand"] else 1.0
             if all_calls:
                 whole.add(len(raw["cand"]) - 1)
             chosen = [i for i in range(k) if all_calls or
