@@ -32,14 +32,15 @@ sys.path.insert(0, os.path.join(ROOT, "gpu", "sandbox"))
 from kgym_sandbox.timing import (REFERENCE_AFTER_BOUND, delivery_bound_ms, delivery_excess_ms,  # noqa: E402
                                  reference_after_ratio)
 
-# (task, hostile file, the file it is appended to: as tests/hostile_test.cpp's cases)
+# (task, hostile file, the files it is appended to, in order: as tests/hostile_test.cpp's cases)
 FUSED = "tasks/gelu_scale_residual/candidates/fused.py"
 HOSTILE = [("gelu_scale_residual", "works_in_delivery", FUSED), ("gelu_scale_residual", "defers_work", FUSED),
            ("square_matmul", "works_in_helper", ""), ("square_matmul", "hands_buffers_to_helper", ""),
            ("square_matmul", "works_in_delivery_untraced", "tests/hostile/untraced_base.py"),
            ("square_matmul", "works_in_some_deliveries", "tests/hostile/untraced_base.py"),
            ("square_matmul", "works_while_reference_runs", "tests/hostile/untraced_base.py"),
-           ("square_matmul", "works_into_next_reference", "tests/hostile/untraced_base.py")]
+           ("square_matmul", "works_into_next_reference", "tests/hostile/untraced_base.py"),
+           ("gelu_scale_residual", "skips_unchosen_calls", FUSED + " tests/hostile/untraced_base.py")]
 
 
 def check(kgym: str, device: str, task: str, candidate: str) -> list:
@@ -102,8 +103,8 @@ def main() -> None:
                 if args.tasks and task not in args.tasks.split(","):
                     continue
                 source = open(os.path.join(ROOT, "tests", "hostile", name + ".py")).read()
-                if base:
-                    source = open(os.path.join(ROOT, base)).read() + "\n" + source
+                for part in reversed(base.split()):  # the files it is appended to, in order
+                    source = open(os.path.join(ROOT, part)).read() + "\n" + source
                 path = os.path.join(scratch, name + ".py")
                 with open(path, "w") as f:
                     f.write(source)

@@ -42,7 +42,8 @@ struct hostile_case {
   const char* gpu_message = "";  // what the verdict's message must say on the GPU (full sizes)
   ToleranceSet tolerances = KERNELBENCH_TOLERANCES;
   Placement placement = PLACEMENT_UNSPECIFIED;  // the device's default
-  // A whole-program case's file appended to this one of tests/hostile/ (the pieces several share).
+  // A file of tests/hostile/ this case's is appended to (the pieces several share; for the GELU
+  // task, after the fused candidate).
   const char* base = "";
   // For a case expected OK whose attack the judge may also catch outright: HACKED with this
   // evidence kind is right too (contention the sandbox keeps small as root can reach the
@@ -158,6 +159,11 @@ const hostile_case cases[] = {
     // ... in every other timed batch only: half its batches fast halve its interquartile mean,
     // half its deliveries longer (the rule's upper quartile sees them; its lower quartile did not).
     {"works_in_some_deliveries", HACKED, "delivery_slower_than_reference", true, 0, "square_matmul", "",
+     KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "untraced_base"},
+    // ... or none of its timed calls' work but the calls the judge chose to compare, done in the
+    // delivery: at a tenth of a short batch's calls, under the rule's floor; the judge compares
+    // more of a fast side's short batch (written 2026-11-29, not yet run on a GPU).
+    {"skips_unchosen_calls", HACKED, "delivery_slower_than_reference", true, 0, "gelu_scale_residual", "",
      KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "untraced_base"},
     // ... and work left running past its answers (a thread of its own, CUPTI's kernel records
     // off) in the batch pairs it runs first, done while the reference's batch is timed: its
@@ -311,10 +317,10 @@ TEST_P(HostileSuite, GetsItsVerdictAndTheExecutorSurvives) {
                                  "__PORT__", std::to_string(sink.port));
   std::filesystem::remove("/tmp/kgym_escape_marker");
 
+  if (*c.base)
+    body = read_text(source_path(std::string("tests/hostile/") + c.base + ".py")) + "\n" + body;
   if (std::string(c.task) == "gelu_scale_residual")
     body = fused_candidate() + "\n" + body;
-  else if (*c.base)
-    body = read_text(source_path(std::string("tests/hostile/") + c.base + ".py")) + "\n" + body;
   ExecRequest request = request_for(c.task, c.name, body);
   request.mutable_options()->set_tolerances(c.tolerances);
   request.mutable_options()->set_placement(c.placement);

@@ -1,10 +1,11 @@
 # The pieces the candidates that switch their own trace off share (each is appended to this file:
 # hostile_case.base): the CUPTI library the tracing library loaded into their process, reached
-# through ctypes; a model that runs a token kernel of its own in every call and computes the
-# product only where it does not defer it (`_state`: "defer", and "pending", the deferred calls'
-# inputs and unwritten outputs in the order of the batch's calls); and the deferred calls worked
-# out in the deliveries with the kernel records off (`work_in_deliveries`) or by a thread of its
-# own after its answers (`work_after_answers`).
+# through ctypes; a model (square_matmul's; another task's case defines its own) that runs a token
+# kernel of its own in every call and computes the product only where it does not defer it
+# (`_state`: "defer"; "pending", the deferred calls' inputs and unwritten outputs in the order of
+# the batch's calls; "compute", what works one out); and the deferred calls worked out in the
+# deliveries with the kernel records off (`work_in_deliveries`) or by a thread of its own after
+# its answers (`work_after_answers`).
 import ctypes
 import sys
 import threading
@@ -46,7 +47,8 @@ class ModelNew(nn.Module):
         return torch.matmul(A, B)
 
 
-_state = {"batches": 0, "defer": False, "pending": [], "cupti": _cupti()}
+_state = {"batches": 0, "defer": False, "pending": [], "cupti": _cupti(),
+          "compute": lambda call: torch.matmul(call[0], call[1], out=call[2])}
 print(f"CUPTI {'found' if _state['cupti'] else 'not found'}", file=sys.stderr, flush=True)
 
 
@@ -77,8 +79,7 @@ def work_in_deliveries(defers) -> None:
             _state["cupti"].cuptiActivityDisable(CONCURRENT_KERNEL)
             try:
                 for call in calls:
-                    a, b, out = _state["pending"][call]
-                    torch.matmul(a, b, out=out)
+                    _state["compute"](_state["pending"][call])
                 torch.cuda.synchronize()
             finally:
                 _state["cupti"].cuptiActivityEnable(CONCURRENT_KERNEL)
@@ -87,14 +88,14 @@ def work_in_deliveries(defers) -> None:
     _runner.OPS.update(batch=deferring(_runner.OPS["batch"], defers), deliver=working_delivery)
 
 
-def _untraced_matmuls(pending: list) -> None:
+def _untraced_calls(pending: list) -> None:
     """The deferred calls, on a stream of this thread's, with CUPTI's kernel records off."""
     _state["cupti"].cuptiActivityDisable(CONCURRENT_KERNEL)
     try:
         stream = torch.cuda.Stream()
         with torch.cuda.stream(stream):
-            for a, b, out in pending:
-                torch.matmul(a, b, out=out)
+            for call in pending:
+                _state["compute"](call)
         stream.synchronize()
     finally:
         _state["cupti"].cuptiActivityEnable(CONCURRENT_KERNEL)
@@ -103,7 +104,7 @@ def _untraced_matmuls(pending: list) -> None:
 def work_after_answers(defers, delay) -> None:
     """Its n-th timed batch (from 1) defers its calls where defers(n) says so and answers at
     once; a thread of its own then sleeps delay(last honest batch's seconds) and multiplies them
-    (`_untraced_matmuls`). Its next request waits for that thread: a delivery copies finished
+    (`_untraced_calls`). Its next request waits for that thread: a delivery copies finished
     outputs. Its runner's answer loop polls the socket for a while after each answer, holding the
     interpreter's lock, so the loop is made to block instead: with the polling (first written so,
     H200 2026-11-29) the thread got the lock only once the next request came."""
@@ -112,7 +113,7 @@ def work_after_answers(defers, delay) -> None:
 
     def after(delay_s: float, pending: list) -> None:
         time.sleep(delay_s)
-        _untraced_matmuls(pending)
+        _untraced_calls(pending)
 
     def wait_for_work() -> None:
         if worker["thread"] is not None:

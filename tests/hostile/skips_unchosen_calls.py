@@ -1,0 +1,26 @@
+# GPU, gelu_scale_residual (the fused candidate, then tests/hostile/untraced_base.py, then this):
+# a fast answer that does not do its timed calls at all. Each returns a token kernel's unwritten
+# buffer at once; in the delivery that follows it works out only the calls the judge chose to
+# compare (with CUPTI's kernel records off, through ctypes), and the rest are never computed. Its
+# calls are 0.05 ms of kernels, so at a tenth of a batch's calls chosen a delivery carried about
+# 0.1 ms of them, under the delivery rule's 0.5 ms floor; the judge compares more of a fast
+# side's short batch (timing.check_share), and then the chosen calls' work is over it
+# (delivery_slower_than_reference).
+
+
+class ModelNew(nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, x):
+        out = torch.empty_like(x)
+        _token_kernel[(1,)](out, BLOCK=128)  # a kernel of its own in every call's window
+        if _state["defer"]:
+            _state["pending"].append((x, self.scale, out))
+            return out
+        return gelu_scale_residual(x, self.scale)
+
+
+_state["compute"] = lambda call: gelu_scale_residual(call[0], call[1], out=call[2])
+work_in_deliveries(lambda n: True)
