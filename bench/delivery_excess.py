@@ -40,7 +40,7 @@ HOSTILE = [("gelu_scale_residual", "works_in_delivery", FUSED), ("gelu_scale_res
            ("square_matmul", "works_in_some_deliveries", "tests/hostile/untraced_base.py"),
            ("square_matmul", "works_while_reference_runs", "tests/hostile/untraced_base.py"),
            ("square_matmul", "works_into_next_reference", "tests/hostile/untraced_base.py"),
-           ("gelu_scale_residual", "skips_unchosen_calls", FUSED + " tests/hostile/untraced_base.py")]
+           ("gelu_scale_residual", "skips_unchosen_calls", "tests/hostile/untraced_base.py " + FUSED)]
 
 
 def check(kgym: str, device: str, task: str, candidate: str) -> list:

@@ -43,7 +43,7 @@ struct hostile_case {
   ToleranceSet tolerances = KERNELBENCH_TOLERANCES;
   Placement placement = PLACEMENT_UNSPECIFIED;  // the device's default
   // A file of tests/hostile/ this case's is appended to (the pieces several share; for the GELU
-  // task, after the fused candidate).
+  // task, the fused candidate comes between them).
   const char* base = "";
   // For a case expected OK whose attack the judge may also catch outright: HACKED with this
   // evidence kind is right too (contention the sandbox keeps small as root can reach the
@@ -317,10 +317,10 @@ TEST_P(HostileSuite, GetsItsVerdictAndTheExecutorSurvives) {
                                  "__PORT__", std::to_string(sink.port));
   std::filesystem::remove("/tmp/kgym_escape_marker");
 
-  if (*c.base)
-    body = read_text(source_path(std::string("tests/hostile/") + c.base + ".py")) + "\n" + body;
   if (std::string(c.task) == "gelu_scale_residual")
     body = fused_candidate() + "\n" + body;
+  if (*c.base)
+    body = read_text(source_path(std::string("tests/hostile/") + c.base + ".py")) + "\n" + body;
   ExecRequest request = request_for(c.task, c.name, body);
   request.mutable_options()->set_tolerances(c.tolerances);
   request.mutable_options()->set_placement(c.placement);

@@ -1,4 +1,4 @@
-# GPU, gelu_scale_residual (the fused candidate, then tests/hostile/untraced_base.py, then this):
+# GPU, gelu_scale_residual (tests/hostile/untraced_base.py, then the fused candidate, then this):
 # a fast answer that does not do its timed calls at all. Each returns a token kernel's unwritten
 # buffer at once; in the delivery that follows it works out only the calls the judge chose to
 # compare (with CUPTI's kernel records off, through ctypes), and the rest are never computed. Its
@@ -8,18 +8,14 @@
 # (delivery_slower_than_reference).
 
 
-class ModelNew(nn.Module):
-    def __init__(self, scale):
-        super().__init__()
-        self.scale = scale
-
+class ModelNew(ModelNew):
     def forward(self, x):
         out = torch.empty_like(x)
         _token_kernel[(1,)](out, BLOCK=128)  # a kernel of its own in every call's window
         if _state["defer"]:
             _state["pending"].append((x, self.scale, out))
             return out
-        return gelu_scale_residual(x, self.scale)
+        return super().forward(x)
 
 
 _state["compute"] = lambda call: gelu_scale_residual(call[0], call[1], out=call[2])
