@@ -168,8 +168,8 @@ const hostile_case cases[] = {
     // ... and work left running past its answers (a thread of its own, CUPTI's kernel records
     // off) in the batch pairs it runs first, done while the reference's batch is timed: its
     // deliveries are honest copies; the reference's batches after its own run slower than those
-    // before them (H200: 2.09x; its first form, whose thread got the interpreter's lock only at
-    // the next request, was caught by the delivery rule).
+    // before them (H200, root: 2.09x; unprivileged its work was still pending at its delivery:
+    // the delivery rule, 14.1 ms).
     {"works_while_reference_runs", HACKED, "reference_slowed_after_candidate|delivery_slower_than_reference", true, 0,
      "square_matmul", "", KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "untraced_base"},
     // ... the same, its thread waiting out the reference's batch first: its work slows the

@@ -597,6 +597,20 @@ class Delivery(unittest.TestCase):
                          "the reference's 3 batches run right after the candidate's took 2.500x the median of the 3 "
                          "run before it (upper quartile against median 10.000 ms; bound 1.1x)")
 
+    def test_the_judges_clock_rules_on_both_findings_at_once(self):
+        honest = {"reference_delivery_ms": [0.5] * 4, "delivery_ms": [0.4] * 4,
+                  "reference_batches_ms": [10.0] * 4, "reference_batches_second": [False, True] * 2}
+        self.assertEqual(timing.clock_findings(honest, True), [])
+        both = dict(honest, delivery_ms=[3.0] * 4, reference_batches_ms=[10.0, 20.0] * 2)
+        kinds = [kind for kind, _, _ in timing.clock_findings(both, True)]
+        self.assertEqual(kinds, ["DELIVERY_SLOWER_THAN_REFERENCE", "REFERENCE_SLOWED_AFTER_CANDIDATE"])
+        _, message, detail = timing.clock_findings(both, True)[1]
+        self.assertEqual(message, "work left running past its answers, unseen by its trace: " + detail)
+        self.assertEqual(detail, timing.reference_slowed([10.0, 20.0] * 2, [False, True] * 2))
+        # The reference-after rule on the GPU only: on the CPU both runners share a core.
+        self.assertEqual([kind for kind, _, _ in timing.clock_findings(both, False)], ["DELIVERY_SLOWER_THAN_REFERENCE"])
+        self.assertEqual(timing.clock_findings({}, True), [])  # no deliveries, no batches: nothing to pair
+
     def test_the_sides_take_turns_at_delivering_first(self):
         turns = []
         sides = {"ref": DeliveringSide(2, "ref", turns), "cand": DeliveringSide(2, "cand", turns)}

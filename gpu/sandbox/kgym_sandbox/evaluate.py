@@ -311,19 +311,12 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     result["reference_batches_timed"] = timed["batches_timed"]["ref"]
     result["candidate_batches_timed"] = timed["batches_timed"]["cand"]
     result["candidate_call_overhead_us"] = timed["overhead_s"] * 1e6
-    # Both sides only copy in a delivery: a candidate's that take longer did work there, off the
-    # clock, unseen by its trace (switched off, or a helper's).
-    found = timing.delivery_work(result["reference_delivery_ms"], result["delivery_ms"])
-    if found:
-        hack(Failure("HACKED", "timing", "work done in its deliveries, off the judge's clock: " + found,
-                     [{"kind": "DELIVERY_SLOWER_THAN_REFERENCE", "detail": found, "source": "judge"}]))
-    # An honest candidate leaves nothing running once it answers: the reference's batches right
-    # after its own take what those before them take (GPU: on the CPU the two share a core).
-    found = "" if device != "cuda" else \
-        timing.reference_slowed(result["reference_batches_ms"], result["reference_batches_second"])
-    if found:
-        hack(Failure("HACKED", "timing", "work left running past its answers, unseen by its trace: " + found,
-                     [{"kind": "REFERENCE_SLOWED_AFTER_CANDIDATE", "detail": found, "source": "judge"}]))
+    # Both sides only copy in a delivery, and an honest candidate leaves nothing running once it
+    # answers: the judge's clock sees work done there or left running, whatever its trace says.
+    findings = timing.clock_findings(result, device == "cuda")
+    if findings:
+        hack(Failure("HACKED", "timing", "; ".join(message for _, message, _ in findings),
+                     [{"kind": kind, "detail": detail, "source": "judge"} for kind, _, detail in findings]))
     result["reference_time"], result["candidate_time"] = timing.stats(ref_ms), timing.stats(cand_ms)
     result["timed_s"] = (sum(ref_ms) + sum(cand_ms)) / 1e3
     if math.isfinite(timed["rse"]):  # fewer than 3 batch pairs after the first: unknown

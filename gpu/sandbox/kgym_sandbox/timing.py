@@ -474,6 +474,25 @@ def reference_slowed(batches_ms: list, second: list) -> str:
             f"bound {REFERENCE_AFTER_BOUND}x)")
 
 
+def clock_findings(result: dict, gpu: bool) -> list:
+    """What the judge's own clock around both sides' requests found, unseen by the candidate's
+    trace: [(EvidenceKind, the verdict's words, the evidence's detail)], one a rule that fired
+    (both where both did). `result`: the ExecResult's fields as evaluate fills them
+    (delivery_ms, reference_delivery_ms, reference_batches_ms, reference_batches_second);
+    `gpu`: the reference-after rule only there (on the CPU the two runners share a core)."""
+    findings = []
+    found = delivery_work(result.get("reference_delivery_ms", []), result.get("delivery_ms", []))
+    if found:
+        findings.append(("DELIVERY_SLOWER_THAN_REFERENCE", "work done in its deliveries, off the judge's clock: " + found,
+                         found))
+    found = reference_slowed(result.get("reference_batches_ms", []), result.get("reference_batches_second", [])) \
+        if gpu else ""
+    if found:
+        findings.append(("REFERENCE_SLOWED_AFTER_CANDIDATE",
+                         "work left running past its answers, unseen by its trace: " + found, found))
+    return findings
+
+
 def compare_chosen(sides: dict, chosen: list, check, spent: dict, first: str = "ref") -> int:
     """The last batch's `chosen` calls compared, side by side: delivered a few at a time where a
     side's buffers are fewer than the calls (on the GPU they wait in the processes that made
