@@ -144,8 +144,8 @@ def check_share(batch_s: float, calls: int) -> float:
     CHECKED_WORK_S of its time on average. A candidate that skips its calls' work and does only
     the chosen ones in the delivery that follows (off the clock, its trace off) then adds there
     2 ms times the ratio of the work it skipped to the time it shows: what doubles its speed shows
-    as four times the delivery rule's floor (DELIVERY_FLOOR_MS); at a tenth, a batch of 25 calls of
-    its 0.05 ms showed 0.125 ms (README, delivery). Calls of CHECKED_WORK_S or more need no more:
+    as four times the delivery rule's floor (DELIVERY_FLOOR_MS); at a tenth, the GELU task's fused
+    answer (22 calls a batch, 0.1 ms of each skippable) showed about 0.2 ms (README, delivery). Calls of CHECKED_WORK_S or more need no more:
     work that moves their speed by a quarter is the rule's floor in every delivery."""
     if batch_s >= CHECKED_WORK_S * max(calls, 1):
         return CHECK_SHARE
