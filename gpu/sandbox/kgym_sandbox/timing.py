@@ -135,7 +135,7 @@ def calls_per_batch(wanted: int, reps: int) -> int:
 
 
 CHECK_SHARE = 0.1       # of the timed calls compared at least, each chosen at random after its batch
-CHECKED_WORK_S = 0.002  # the calls a batch has compared carry this much of the reference's time, on average
+CHECKED_WORK_S = 0.002  # the calls a batch has compared carry this much of the faster side's time, on average
 
 
 def check_share(batch_s: float, calls: int) -> float:
@@ -145,8 +145,9 @@ def check_share(batch_s: float, calls: int) -> float:
     the chosen ones in the delivery that follows (off the clock, its trace off) then adds there
     2 ms times the ratio of the work it skipped to the time it shows: what doubles its speed shows
     as four times the delivery rule's floor (DELIVERY_FLOOR_MS); at a tenth, the GELU task's fused
-    answer (22 calls a batch, 0.1 ms of each skippable) showed about 0.2 ms (README, delivery). Calls of CHECKED_WORK_S or more need no more:
-    work that moves their speed by a quarter is the rule's floor in every delivery."""
+    answer (22 calls a batch, 0.1 ms of each skippable) showed about 0.2 ms (README, delivery).
+    Calls of CHECKED_WORK_S or more need no more: work that moves their speed by a quarter is the
+    rule's floor in every delivery."""
     if batch_s >= CHECKED_WORK_S * max(calls, 1):
         return CHECK_SHARE
     return min(1.0, max(CHECK_SHARE, CHECKED_WORK_S / max(batch_s, 1e-12)))
@@ -483,8 +484,8 @@ def clock_findings(result: dict, gpu: bool) -> list:
     findings = []
     found = delivery_work(result.get("reference_delivery_ms", []), result.get("delivery_ms", []))
     if found:
-        findings.append(("DELIVERY_SLOWER_THAN_REFERENCE", "work done in its deliveries, off the judge's clock: " + found,
-                         found))
+        findings.append(("DELIVERY_SLOWER_THAN_REFERENCE",
+                         "work done in its deliveries, off the judge's clock: " + found, found))
     found = reference_slowed(result.get("reference_batches_ms", []), result.get("reference_batches_second", [])) \
         if gpu else ""
     if found:
