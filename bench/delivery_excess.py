@@ -34,13 +34,14 @@ from kgym_sandbox.timing import (REFERENCE_AFTER_BOUND, delivery_bound_ms, deliv
 
 # (task, hostile file, the files it is appended to, in order: as tests/hostile_test.cpp's cases)
 FUSED = "tasks/gelu_scale_residual/candidates/fused.py"
-HOSTILE = [("gelu_scale_residual", "works_in_delivery", FUSED), ("gelu_scale_residual", "defers_work", FUSED),
-           ("square_matmul", "works_in_helper", ""), ("square_matmul", "hands_buffers_to_helper", ""),
-           ("square_matmul", "works_in_delivery_untraced", "tests/hostile/untraced_base.py"),
-           ("square_matmul", "works_in_some_deliveries", "tests/hostile/untraced_base.py"),
-           ("square_matmul", "works_while_reference_runs", "tests/hostile/untraced_base.py"),
-           ("square_matmul", "works_into_next_reference", "tests/hostile/untraced_base.py"),
-           ("gelu_scale_residual", "skips_unchosen_calls", "tests/hostile/untraced_base.py " + FUSED)]
+UNTRACED = "tests/hostile/untraced_base.py"
+HOSTILE = [("gelu_scale_residual", "works_in_delivery", (FUSED,)), ("gelu_scale_residual", "defers_work", (FUSED,)),
+           ("square_matmul", "works_in_helper", ()), ("square_matmul", "hands_buffers_to_helper", ()),
+           ("square_matmul", "works_in_delivery_untraced", (UNTRACED,)),
+           ("square_matmul", "works_in_some_deliveries", (UNTRACED,)),
+           ("square_matmul", "works_while_reference_runs", (UNTRACED,)),
+           ("square_matmul", "works_into_next_reference", (UNTRACED,)),
+           ("gelu_scale_residual", "skips_unchosen_calls", (UNTRACED, FUSED))]
 
 
 def check(kgym: str, device: str, task: str, candidate: str) -> list:
@@ -99,12 +100,11 @@ def main() -> None:
           f"{'bound':>7s} {'after':>6s} {'call ms':>9s}  evidence")
     if not args.only_tasks:  # first: the rows the bound must catch
         with tempfile.TemporaryDirectory() as scratch:
-            for task, name, base in HOSTILE:
+            for task, name, bases in HOSTILE:
                 if args.tasks and task not in args.tasks.split(","):
                     continue
                 source = open(os.path.join(ROOT, "tests", "hostile", name + ".py")).read()
-                for part in reversed(base.split()):  # the files it is appended to, in order
-                    source = open(os.path.join(ROOT, part)).read() + "\n" + source
+                source = "".join(open(os.path.join(ROOT, base)).read() + "\n" for base in bases) + source
                 path = os.path.join(scratch, name + ".py")
                 with open(path, "w") as f:
                     f.write(source)

@@ -4,9 +4,8 @@
 # compare (with CUPTI's kernel records off, through ctypes), and the rest are never computed. A
 # call skipped so saves about 0.1 ms (H200: 0.17 ms a call honest, 0.064 ms deferred), so at a
 # tenth of a batch's 22 calls chosen a delivery carried about 0.2 ms, under the delivery rule's
-# 0.5 ms floor; the judge compares more of a fast
-# side's short batch (timing.check_share), and then the chosen calls' work is over it
-# (delivery_slower_than_reference).
+# 0.5 ms floor; the judge compares more of a fast side's short batch (timing.check_share), and
+# then the chosen calls' work is over it (delivery_slower_than_reference).
 
 
 class ModelNew(ModelNew):

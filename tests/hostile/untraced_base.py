@@ -67,32 +67,11 @@ def deferring(batch, defers):
     return timed_batch
 
 
-def work_in_deliveries(defers) -> None:
-    """Its n-th timed batch (from 1) defers its calls where defers(n) says so; each delivery then
-    multiplies the named deferred calls into their buffers with CUPTI's kernel records off, and
-    copies as asked: nothing of it in the trace."""
-    deliver = _runner.OPS["deliver"]
-
-    def working_delivery(runner, message, fds):
-        calls = [int(call) for call in message.get("calls", []) if int(call) < len(_state["pending"])]
-        if calls:
-            _state["cupti"].cuptiActivityDisable(CONCURRENT_KERNEL)
-            try:
-                for call in calls:
-                    _state["compute"](_state["pending"][call])
-                torch.cuda.synchronize()
-            finally:
-                _state["cupti"].cuptiActivityEnable(CONCURRENT_KERNEL)
-        return deliver(runner, message, fds)
-
-    _runner.OPS.update(batch=deferring(_runner.OPS["batch"], defers), deliver=working_delivery)
-
-
-def _untraced_calls(pending: list) -> None:
-    """The deferred calls, on a stream of this thread's, with CUPTI's kernel records off."""
+def _untraced_calls(pending: list, stream) -> None:
+    """The deferred calls `pending` worked out on `stream` and waited for, with CUPTI's kernel
+    records off."""
     _state["cupti"].cuptiActivityDisable(CONCURRENT_KERNEL)
     try:
-        stream = torch.cuda.Stream()
         with torch.cuda.stream(stream):
             for call in pending:
                 _state["compute"](call)
@@ -101,9 +80,24 @@ def _untraced_calls(pending: list) -> None:
         _state["cupti"].cuptiActivityEnable(CONCURRENT_KERNEL)
 
 
+def work_in_deliveries(defers) -> None:
+    """Its n-th timed batch (from 1) defers its calls where defers(n) says so; each delivery then
+    works out the named deferred calls into their buffers with CUPTI's kernel records off, and
+    copies as asked: nothing of it in the trace."""
+    deliver = _runner.OPS["deliver"]
+
+    def working_delivery(runner, message, fds):
+        calls = [int(call) for call in message.get("calls", []) if int(call) < len(_state["pending"])]
+        if calls:
+            _untraced_calls([_state["pending"][call] for call in calls], torch.cuda.current_stream())
+        return deliver(runner, message, fds)
+
+    _runner.OPS.update(batch=deferring(_runner.OPS["batch"], defers), deliver=working_delivery)
+
+
 def work_after_answers(defers, delay) -> None:
     """Its n-th timed batch (from 1) defers its calls where defers(n) says so and answers at
-    once; a thread of its own then sleeps delay(last honest batch's seconds) and multiplies them
+    once; a thread of its own then sleeps delay(last honest batch's seconds) and works them out
     (`_untraced_calls`). Its next request waits for that thread: a delivery copies finished
     outputs. Its runner's answer loop polls the socket for a while after each answer, holding the
     interpreter's lock, so the loop is made to block instead: with the polling (first written so,
@@ -113,7 +107,7 @@ def work_after_answers(defers, delay) -> None:
 
     def after(delay_s: float, pending: list) -> None:
         time.sleep(delay_s)
-        _untraced_calls(pending)
+        _untraced_calls(pending, torch.cuda.Stream())  # a stream of this thread's
 
     def wait_for_work() -> None:
         if worker["thread"] is not None:
