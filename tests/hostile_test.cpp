@@ -162,8 +162,10 @@ const hostile_case cases[] = {
      KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "untraced_base"},
     // ... or none of its timed calls' work but the calls the judge chose to compare, done in the
     // delivery: at a tenth of a short batch's calls, under the rule's floor; the judge compares
-    // more of a fast side's short batch (written 2026-11-29, not yet run on a GPU).
-    {"skips_unchosen_calls", HACKED, "delivery_slower_than_reference", true, 0, "gelu_scale_residual", "",
+    // more of a fast side's short batch (written 2026-11-29). Its trace also shows batches without
+    // the fused kernel its eval-mode calls launch (batch_launches, 2026-12-02).
+    {"skips_unchosen_calls", HACKED, "delivery_slower_than_reference|batch_unlike_its_calls", true, 0,
+     "gelu_scale_residual", "",
      KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "untraced_base"},
     // ... and work left running past its answers (a thread of its own, CUPTI's kernel records
     // off) in the batch pairs it runs first, done while the reference's batch is timed: its
@@ -177,6 +179,11 @@ const hostile_case cases[] = {
     // batches it deferred wait for it (H200: 15-24 ms beyond the reference runner's).
     {"works_into_next_reference", HACKED, "delivery_slower_than_reference", true, 0, "square_matmul", "",
      KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "untraced_base"},
+    // Looks ahead in the timed batch: its first call finds the batch's other input sets in the
+    // runner's frame and works all of them out in one launch over their addresses, the later calls
+    // answer from that (every output right, a k-th of a launch a call); its trace shows a batch
+    // unlike k calls alone (written 2026-12-02).
+    {"batches_ahead", HACKED, "batch_unlike_its_calls", true, 0, "tests/tasks/launch_bound"},
     // One output buffer returned every call: the delivery cannot hold each call's, so both sides
     // copy inside the timing; honest it stays OK, stale between its calls it is caught.
     {"reuses_output_buffer", OK, ""},

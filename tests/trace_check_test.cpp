@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "gpu/trace/trace_mac.hpp"
+#include "gpu/profiler/batch_launches.hpp"
 #include "gpu/profiler/request_windows.hpp"
 #include "gpu/profiler/trace_check.hpp"
 #include "messages/trace_phase.hpp"
@@ -530,6 +531,79 @@ TEST(TraceCheck, ReadsKeysAsHex) {
   EXPECT_EQ(trace_key_from_hex("000102030405060708090a0b0c0d0e0f"), key);
   EXPECT_EQ(trace_key_from_hex("00"), "");
   EXPECT_EQ(trace_key_from_hex("zz0102030405060708090a0b0c0d0e0f"), "");
+}
+
+// Two correctness trials (an eval-mode call each launches 'step' on a grid of 4 blocks, and the
+// runner's own copy, not the candidate's), then two timed batches of 3 calls: [10, 11] and
+// [20, 21] ms. `first` and `second` are each batch's launches of the candidate's kernel, by grid.
+checked_trace batches_of_three(const std::vector<std::vector<int>>& first, const std::vector<std::vector<int>>& second) {
+  checked_trace t;
+  t.phase_calls = phase_calls_named({"train", "checks", "eval", "checks", "train", "checks", "eval", "checks", "batch",
+                                     "idle", "batch", "idle", "untraced"});
+  t.phase_at_ns = {1'000'000, 2'000'000, 3'000'000, 4'000'000, 5'000'000, 6'000'000, 7'000'000, 8'000'000,
+                   10'000'000, 11'000'000, 20'000'000, 21'000'000, 30'000'000};
+  auto add = [&](const std::string& name, std::vector<int> grid, uint64_t at, bool generated, TracePhase phase) {
+    KernelActivity k;
+    k.set_name(name);
+    k.set_start_ns(at);
+    k.set_end_ns(at + 1000);
+    for (int g : grid)
+      k.add_grid(g);
+    for (int b : {128, 1, 1})
+      k.add_block(b);
+    k.set_generated(generated);
+    k.mutable_phase()->set_kind(phase);
+    t.kernels.push_back(k);
+  };
+  for (uint64_t at : {3'100'000, 7'100'000}) {
+    add("step", {4, 1, 1}, at, true, TRACE_EVAL);
+    add("copy", {8, 1, 1}, at + 5000, false, TRACE_EVAL);
+  }
+  add("step", {4, 1, 1}, 1'100'000, true, TRACE_TRAIN);  // train mode's, not the batches' measure
+  uint64_t at = 10'100'000;
+  for (const auto& grid : first)
+    add("step", grid, at += 10'000, false, TRACE_PHASE_UNSPECIFIED);  // not attributed in a batch
+  at = 20'100'000;
+  for (const auto& grid : second)
+    add("step", grid, at += 10'000, false, TRACE_PHASE_UNSPECIFIED);
+  add("copy", {8, 1, 1}, 20'900'000, false, TRACE_PHASE_UNSPECIFIED);
+  return t;
+}
+
+TEST(BatchLaunches, TakeABatchThatLaunchesWhatItsCallsDoAlone) {
+  const std::vector<int> one = {4, 1, 1};
+  auto found = check_batch_launches(batches_of_three({one, one, one}, {one, one, one}), 3);
+  EXPECT_EQ(found.batches, 2);
+  EXPECT_EQ(found.unlike, 0) << found.first_unlike;
+  ExecResult r = result_with(OK);
+  apply_batch_launches(found, false, &r);
+  EXPECT_EQ(Verdict_Name(r.verdict()), "OK");
+  EXPECT_EQ(r.evidence_size(), 0);
+  // One call in four launching one kernel less (3 of 4 at the floor) is within it.
+  EXPECT_EQ(check_batch_launches(batches_of_three({one, one, one}, {one, one, one}), 4).unlike, 0);
+  // Nothing to compare: no eval-mode launch of its own, or no calls a batch.
+  EXPECT_EQ(check_batch_launches(batches_of_three({}, {}), 0).batches, 0);
+}
+
+TEST(BatchLaunches, FindABatchWorkedOutInItsFirstCall) {
+  // The second batch: one launch over the 3 sets (hostile batches_ahead), or two of three calls.
+  auto ahead = check_batch_launches(batches_of_three({{4, 1, 1}, {4, 1, 1}, {4, 1, 1}}, {{4, 3, 1}}), 3);
+  EXPECT_EQ(ahead.batches, 2);
+  EXPECT_EQ(ahead.unlike, 1);
+  EXPECT_EQ(ahead.first_unlike, "batch 1: 1 launches of 'step' grid 4x3x1 block 128x1x1, a shape no eval-mode call launched");
+  auto fewer = check_batch_launches(batches_of_three({{4, 1, 1}, {4, 1, 1}}, {{4, 1, 1}}), 3);
+  EXPECT_EQ(fewer.unlike, 2);
+  EXPECT_EQ(fewer.first_unlike, "batch 0: 2 launches of 'step' grid 4x1x1 block 128x1x1, where 3 eval-mode calls launch 3");
+  ExecResult r = result_with(OK);
+  apply_batch_launches(ahead, false, &r);
+  EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED");
+  ASSERT_EQ(r.evidence_size(), 1);
+  EXPECT_EQ(r.evidence(0).kind(), BATCH_UNLIKE_ITS_CALLS);
+  EXPECT_EQ(r.evidence(0).detail(), "1 of 2 timed batches launched other than their calls did alone; " + ahead.first_unlike);
+  ExecResult ablation = result_with(OK);  // the check off: the evidence stays, the verdict too
+  apply_batch_launches(fewer, true, &ablation);
+  EXPECT_EQ(Verdict_Name(ablation.verdict()), "OK");
+  EXPECT_EQ(ablation.evidence_size(), 1);
 }
 
 }  // namespace

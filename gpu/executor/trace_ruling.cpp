@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gpu/executor/scrub.hpp"
+#include "gpu/profiler/batch_launches.hpp"
 #include "gpu/profiler/request_windows.hpp"
 #include "gpu/profiler/trace_check.hpp"
 #include "gpu/profiler/trace_profile.hpp"
@@ -43,8 +44,10 @@ void apply_trace(const CandidateTrace& t, ExecResult* result) {
                                    result->delivery_copies(), result->delivery_bytes()};
   apply_request_windows(check_request_windows(trace, batches, deliveries),
                         t.no_hacking_check(), result);
-  if (t.device() == CUDA)
+  if (t.device() == CUDA) {
+    apply_batch_launches(check_batch_launches(trace, result->timed_batch_calls()), t.no_hacking_check(), result);
     apply_profile_verdict(profile_of(trace), t.no_hacking_check(), result);
+  }
 }
 
 }  // namespace

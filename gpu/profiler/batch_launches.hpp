@@ -1,0 +1,36 @@
+// A timed batch is k eval-mode calls on k input sets, and the candidate's process holds all k
+// from the batch's start (the judge's clock around the whole batch is what lets a call be timed
+// without a round trip). So a candidate could work out every set in its first call (one launch
+// over all of them, a larger grid) and answer the later calls from that: a time per call no
+// caller handing it one input at a time would see. An honest call launches in a batch what it
+// launched in a correctness call, so each batch window must hold, of the candidate's own kernels
+// (those the trace attributed to its code in the eval-mode calls), k times what one eval-mode
+// call launched, kernel by kernel with the same grid and block.
+#pragma once
+
+#include <string>
+
+#include "gpu/profiler/trace_check.hpp"
+
+namespace kgym {
+
+struct batch_launches {
+  int batches = 0;          // batch windows compared
+  int unlike = 0;           // of them, windows whose own launches are not k eval-mode calls'
+  std::string first_unlike; // what the first such window held, against what k calls launch
+};
+
+// A batch may launch this share of what k eval-mode calls do, at the least (a candidate whose
+// launches vary a little from call to call keeps its verdict; one launch for all k calls does not).
+constexpr double batch_launch_floor = 0.75;
+
+// `calls_per_batch`: ExecResult's timed_batch_calls. Windows as check_request_windows opens
+// them (a batch call to the next phase call); the eval-mode calls are the kernels recorded in
+// the TRACE_EVAL phase, per eval phase call. Pure.
+batch_launches check_batch_launches(const checked_trace& trace, int calls_per_batch);
+
+// For a result the sandbox found OK: a batch unlike its calls -> HACKED
+// "batch_unlike_its_calls" (evidence kept even with the check off).
+void apply_batch_launches(const batch_launches& found, bool no_hacking_check, ExecResult* result);
+
+}  // namespace kgym
