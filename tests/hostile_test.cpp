@@ -192,9 +192,11 @@ const hostile_case cases[] = {
     // shared timing core its tree runs at the lowest priority (held there by a cpuset where
     // granted), the reference at the highest (a launch-bound task, whose time is its host side's).
     // Unprivileged on an H200 the reference's batches right after its own took 1.42x those
-    // before them: the judge ruled it HACKED (as root it stayed OK, under 1.10x).
+    // before them: the judge ruled it HACKED (as root it stayed OK, under 1.10x). As root its
+    // children also slowed its own deliveries once (4 ms beyond the reference runner's, 2
+    // deliveries): HACKED by the delivery rule, as any work in a delivery is.
     {"contends_cpu", OK, "", true, 1.3, "tests/tasks/launch_bound", "", KERNELBENCH_TOLERANCES,
-     PLACEMENT_UNSPECIFIED, "", "reference_slowed_after_candidate"},
+     PLACEMENT_UNSPECIFIED, "", "reference_slowed_after_candidate|delivery_slower_than_reference"},
     // The GPU's clocks locked low through NVML while the reference's batches run: locking clocks
     // needs root, which the candidate's process is not (meaningful on a GPU only).
     {"locks_clocks", OK, "", true, 6.0},

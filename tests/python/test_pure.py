@@ -594,8 +594,13 @@ class Delivery(unittest.TestCase):
         self.assertNotEqual(timing.reference_slowed([10.0, 12.0, 10.0, 12.0], [False, True, False, True]), "")  # 1.2x
         self.assertEqual(timing.reference_slowed([8.0, 8.0, 12.0, 12.0], [True, True, False, False]), "")  # faster
         self.assertEqual(timing.reference_slowed([10.0, 20.0, 10.0, 15.0, 10.0, 25.0], second),
-                         "the reference's 3 batches run right after the candidate's took 2.500x the median of the 3 "
-                         "run before it (upper quartile against median 10.000 ms; bound 1.1x)")
+                         "the reference's 3 batches run right after the candidate's took 2.500x the 3 run before it "
+                         "(upper quartiles, 25.000 against 10.000 ms; bound 1.1x)")
+        # A reference whose batches spread widely, the same in both positions: its upper quartile
+        # against its median would be 1.17x; against the other side's upper quartile it is 1.
+        spread = [10.0, 10.0, 14.0, 14.0, 10.0, 10.0, 14.0, 14.0]
+        self.assertEqual(timing.reference_after_ratio(spread, [False, True] * 4), 1.0)
+        self.assertEqual(timing.reference_slowed(spread, [False, True] * 4), "")
 
     def test_the_judges_clock_rules_on_both_findings_at_once(self):
         honest = {"reference_delivery_ms": [0.5] * 4, "delivery_ms": [0.4] * 4,

@@ -452,15 +452,18 @@ def by_position(batches_ms: list, second: list) -> tuple:
 
 def reference_after_ratio(batches_ms: list, second: list):
     """The upper quartile of the reference's batches that ran right after the candidate's in
-    their pair (`second`: a flag per batch, ExecResult's reference_batches_second) over the median
-    of those that ran first; None with fewer than two of either. An honest candidate leaves
-    nothing running once it has answered, so the two agree (identity answers over KernelBench's
-    levels 1 and 2 on an H200: 0.982-1.015); work it left running, unseen by its trace, slows
-    the reference's batch that runs after it."""
+    their pair (`second`: a flag per batch, ExecResult's reference_batches_second) over the upper
+    quartile of those that ran first; None with fewer than two of either. An honest candidate
+    leaves nothing running once it has answered, so the two agree (identity answers over
+    KernelBench's levels 1 and 2 on an H200: 0.982-1.015); work it left running, unseen by its
+    trace, slows the reference's batch that runs after it. The same quantile on both sides: a
+    launch-bound reference whose batches spread widely (tests/tasks/launch_bound, H200: their
+    standard deviation about their mean) measured 1.02-1.05 against the median of the others, and
+    once 1.199, with honest answers; 0.988-1.003 against their upper quartile."""
     after, before = by_position(batches_ms, second)
     if len(after) < 2 or len(before) < 2:
         return None
-    return upper_quartile(after) / max(statistics.median(before), 1e-9)
+    return upper_quartile(after) / max(upper_quartile(before), 1e-9)
 
 
 def reference_slowed(batches_ms: list, second: list) -> str:
@@ -470,9 +473,9 @@ def reference_slowed(batches_ms: list, second: list) -> str:
     if ratio is None or ratio <= REFERENCE_AFTER_BOUND:
         return ""
     after, before = by_position(batches_ms, second)
-    return (f"the reference's {len(after)} batches run right after the candidate's took {ratio:.3f}x the median of "
-            f"the {len(before)} run before it (upper quartile against median {statistics.median(before):.3f} ms; "
-            f"bound {REFERENCE_AFTER_BOUND}x)")
+    return (f"the reference's {len(after)} batches run right after the candidate's took {ratio:.3f}x the "
+            f"{len(before)} run before it (upper quartiles, {upper_quartile(after):.3f} against "
+            f"{upper_quartile(before):.3f} ms; bound {REFERENCE_AFTER_BOUND}x)")
 
 
 def clock_findings(result: dict, gpu: bool) -> list:
