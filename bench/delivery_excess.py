@@ -4,8 +4,9 @@ On the GPU the judge has both sides deliver the outputs it compares, off its clo
 time, the two taking turns at going first; kgym's runner only copies, so an honest candidate's
 delivery takes what its pair takes, and work done in a delivery (by the candidate's process with
 its trace off, or by a helper writing the judge's slots) adds its whole time.
-`timing.delivery_excess_ms` (the upper quartile of the differences, ExecResult's delivery_ms and
-reference_delivery_ms) above `timing.delivery_bound_ms` is HACKED (delivery_slower_than_reference).
+`timing.delivery_excess_ms` (the upper quartile of the differences, a batch's deliveries summed:
+ExecResult's delivery_ms, reference_delivery_ms and delivery_parts) above `timing.delivery_bound_ms`
+is HACKED (delivery_slower_than_reference).
 Work left running past the candidate's answers instead, done while the reference's next batch runs,
 slows that batch: `timing.reference_after_ratio` (the reference's batches right after the
 candidate's over those before them) above REFERENCE_AFTER_BOUND is HACKED too
@@ -64,8 +65,9 @@ def row(group: str, task: str, r: dict) -> str:
     """One result's line; `r` as `kgym check --json` prints it (the schema's field names, empty
     lists left out)."""
     deliveries = r.get("delivery_ms", [])
-    excess = delivery_excess_ms(r.get("reference_delivery_ms", []), deliveries)
-    bound = delivery_bound_ms(r.get("reference_delivery_ms", []))
+    parts = r.get("delivery_parts", [])
+    excess = delivery_excess_ms(r.get("reference_delivery_ms", []), deliveries, parts)
+    bound = delivery_bound_ms(r.get("reference_delivery_ms", []), parts)
     after = reference_after_ratio(r.get("reference_batches_ms", []), r.get("reference_batches_second", []))
     kinds = sorted({e.get("kind", "") for e in r.get("evidence", []) if e.get("kind") != "NO_GENERATED_KERNEL"})
     per_call = r.get("candidate_time", {}).get("median_ms")
@@ -116,7 +118,8 @@ def main() -> None:
             continue
         for r in check(args.kgym, args.device, task, "all"):
             show("task's", task, r)
-    print("excess: each evaluation's upper quartile of (its delivery - the reference runner's same delivery), ms; "
+    print("excess: each evaluation's upper quartile of (its deliveries - the reference runner's same deliveries, a batch's "
+          "together), ms; "
           "bound: timing.delivery_bound_ms, above it HACKED; after: the reference's batches right after the "
           f"candidate's over those before (timing.reference_after_ratio; on the GPU above {REFERENCE_AFTER_BOUND} HACKED); "
           "call ms: the candidate's timed median per call; '-': no deliveries (the CPU, or outputs copied "

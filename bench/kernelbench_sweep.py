@@ -115,8 +115,8 @@ def report(level: int, results: list, elapsed_s: float) -> None:
               f"timed {statistics.fmean(r.get('timed_s', 0) for r in ok):.2f} s and wall "
               f"{statistics.fmean(r.get('wall_s', 0) for r in ok):.2f} s per evaluation, speedup_rse mean "
               f"{statistics.fmean(r.get('speedup_rse', 0) for r in ok):.5f}")
-        paired = [(delivery_excess_ms(r.get("reference_delivery_ms", []), r.get("delivery_ms", [])),
-                   delivery_bound_ms(r.get("reference_delivery_ms", []))) for r in ok]
+        paired = [(delivery_excess_ms(r.get("reference_delivery_ms", []), r.get("delivery_ms", []), r.get("delivery_parts", [])),
+                   delivery_bound_ms(r.get("reference_delivery_ms", []), r.get("delivery_parts", []))) for r in ok]
         paired = [(e, b) for e, b in paired if e is not None]
         if paired:
             excess = [e for e, _ in paired]

@@ -184,6 +184,11 @@ const hostile_case cases[] = {
     // answer from that (every output right, a k-th of a launch a call); its trace shows a batch
     // unlike k calls alone (written 2026-12-02).
     {"batches_ahead", HACKED, "batch_unlike_its_calls", true, 0, "tests/tasks/launch_bound"},
+    // ... every call launching the same kernel on the same grid (rows of blocks idle in a call
+    // alone), the later calls' with nothing to do: its batches' GPU time is about one call's
+    // (written 2026-12-02, not yet run on a GPU).
+    {"batches_ahead_padded", HACKED, "batch_unlike_its_calls", true, 0, "tests/tasks/launch_bound", "",
+     KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "batches_ahead"},
     // One output buffer returned every call: the delivery cannot hold each call's, so both sides
     // copy inside the timing; honest it stays OK, stale between its calls it is caught.
     {"reuses_output_buffer", OK, ""},

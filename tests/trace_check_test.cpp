@@ -533,20 +533,23 @@ TEST(TraceCheck, ReadsKeysAsHex) {
   EXPECT_EQ(trace_key_from_hex("zz0102030405060708090a0b0c0d0e0f"), "");
 }
 
-// Two correctness trials (an eval-mode call each launches 'step' on a grid of 4 blocks, and the
-// runner's own copy, not the candidate's), then two timed batches of 3 calls: [10, 11] and
-// [20, 21] ms. `first` and `second` are each batch's launches of the candidate's kernel, by grid.
-checked_trace batches_of_three(const std::vector<std::vector<int>>& first, const std::vector<std::vector<int>>& second) {
+// Two correctness trials (an eval-mode call each launches 'step' on a grid of 4 blocks for 1 us,
+// and the runner's own copy, not the candidate's), then two timed batches of 3 calls: [10, 11]
+// and [20, 21] ms. `first` and `second` are each batch's launches of the candidate's kernel, by
+// grid; `second_ns`, the GPU time of each of the second's (1 us where not given).
+checked_trace batches_of_three(const std::vector<std::vector<int>>& first, const std::vector<std::vector<int>>& second,
+                               const std::vector<uint64_t>& second_ns = {}) {
   checked_trace t;
   t.phase_calls = phase_calls_named({"train", "checks", "eval", "checks", "train", "checks", "eval", "checks", "batch",
                                      "idle", "batch", "idle", "untraced"});
   t.phase_at_ns = {1'000'000, 2'000'000, 3'000'000, 4'000'000, 5'000'000, 6'000'000, 7'000'000, 8'000'000,
                    10'000'000, 11'000'000, 20'000'000, 21'000'000, 30'000'000};
-  auto add = [&](const std::string& name, std::vector<int> grid, uint64_t at, bool generated, TracePhase phase) {
+  auto add = [&](const std::string& name, std::vector<int> grid, uint64_t at, bool generated, TracePhase phase,
+                 uint64_t ns = 1000) {
     KernelActivity k;
     k.set_name(name);
     k.set_start_ns(at);
-    k.set_end_ns(at + 1000);
+    k.set_end_ns(at + ns);
     for (int g : grid)
       k.add_grid(g);
     for (int b : {128, 1, 1})
@@ -564,8 +567,8 @@ checked_trace batches_of_three(const std::vector<std::vector<int>>& first, const
   for (const auto& grid : first)
     add("step", grid, at += 10'000, false, TRACE_PHASE_UNSPECIFIED);  // not attributed in a batch
   at = 20'100'000;
-  for (const auto& grid : second)
-    add("step", grid, at += 10'000, false, TRACE_PHASE_UNSPECIFIED);
+  for (size_t i = 0; i < second.size(); ++i)
+    add("step", second[i], at += 10'000, false, TRACE_PHASE_UNSPECIFIED, i < second_ns.size() ? second_ns[i] : 1000);
   add("copy", {8, 1, 1}, 20'900'000, false, TRACE_PHASE_UNSPECIFIED);
   return t;
 }
@@ -599,7 +602,16 @@ TEST(BatchLaunches, FindABatchWorkedOutInItsFirstCall) {
   EXPECT_EQ(Verdict_Name(r.verdict()), "HACKED");
   ASSERT_EQ(r.evidence_size(), 1);
   EXPECT_EQ(r.evidence(0).kind(), BATCH_UNLIKE_ITS_CALLS);
-  EXPECT_EQ(r.evidence(0).detail(), "1 of 2 timed batches launched other than their calls did alone; " + ahead.first_unlike);
+  EXPECT_EQ(r.evidence(0).detail(), "1 of 2 timed batches ran its kernels other than its calls did alone; " + ahead.first_unlike);
+  // Every call's launch kept, on the grid the calls alone use, but the first does all three
+  // sets' work and the others return at once: 1.2 + 0.1 + 0.1 us against 3 x 1 us.
+  const std::vector<int> one = {4, 1, 1};
+  auto padded = check_batch_launches(batches_of_three({one, one, one}, {one, one, one}, {1200, 100, 100}), 3);
+  EXPECT_EQ(padded.unlike, 1);
+  EXPECT_EQ(padded.first_unlike, "batch 1: its kernels took 0.001 ms of GPU time, where 3 eval-mode calls take 0.003 ms");
+  // Faster on the GPU than alone by less than half: within the floor (1.5 + 0 + 0 of 3 us, at it).
+  EXPECT_EQ(check_batch_launches(batches_of_three({one, one, one}, {one, one, one}, {600, 600, 600}), 3).unlike, 0);
+  EXPECT_EQ(check_batch_launches(batches_of_three({one, one, one}, {one, one, one}, {1500, 0, 0}), 3).unlike, 0);
   ExecResult ablation = result_with(OK);  // the check off: the evidence stays, the verdict too
   apply_batch_launches(fewer, true, &ablation);
   EXPECT_EQ(Verdict_Name(ablation.verdict()), "OK");

@@ -17,6 +17,10 @@ std::string dims(const google::protobuf::RepeatedField<int32_t>& d) {
   return text.empty() ? "?" : text;
 }
 
+double gpu_ns(const KernelActivity& k) {
+  return k.end_ns() > k.start_ns() ? static_cast<double>(k.end_ns() - k.start_ns()) : 0.0;
+}
+
 // A launch as the rule tells them apart: the kernel, its grid and its block.
 std::string launch_key(const KernelActivity& k) {
   return "'" + k.name().substr(0, 100) + "' grid " + dims(k.grid()) + " block " + dims(k.block());
@@ -28,10 +32,12 @@ batch_launches check_batch_launches(const checked_trace& trace, int calls_per_ba
   batch_launches found;
   std::set<std::string> own;             // the candidate's kernels, by name
   std::map<std::string, int> eval_sum;   // their launches over every eval-mode call
+  double eval_ns = 0;                     // and their GPU time
   for (const auto& k : trace.kernels)
     if (k.generated() && k.phase().kind() == TRACE_EVAL) {
       own.insert(k.name());
       ++eval_sum[launch_key(k)];
+      eval_ns += gpu_ns(k);
     }
   int eval_calls = 0;
   for (const auto& call : trace.phase_calls)
@@ -45,9 +51,12 @@ batch_launches check_batch_launches(const checked_trace& trace, int calls_per_ba
     const uint64_t open = trace.phase_at_ns[i];
     const uint64_t close = i + 1 < trace.phase_at_ns.size() ? trace.phase_at_ns[i + 1] : UINT64_MAX;
     std::map<std::string, int> launched;
+    double batch_ns = 0;
     for (const auto& k : trace.kernels)
-      if (k.start_ns() >= open && k.start_ns() < close && own.count(k.name()))
+      if (k.start_ns() >= open && k.start_ns() < close && own.count(k.name())) {
         ++launched[launch_key(k)];
+        batch_ns += gpu_ns(k);
+      }
     std::string unlike;
     char text[400];
     for (const auto& [key, n] : launched)
@@ -65,6 +74,12 @@ batch_launches check_batch_launches(const checked_trace& trace, int calls_per_ba
         unlike = text;
       }
     }
+    const double expected_ns = eval_ns * calls_per_batch / eval_calls;
+    if (unlike.empty() && batch_ns < batch_gpu_time_floor * expected_ns) {
+      std::snprintf(text, sizeof text, "its kernels took %.3f ms of GPU time, where %d eval-mode calls take %.3f ms",
+                    batch_ns / 1e6, calls_per_batch, expected_ns / 1e6);
+      unlike = text;
+    }
     if (!unlike.empty() && found.unlike++ == 0)
       found.first_unlike = "batch " + std::to_string(found.batches) + ": " + unlike;
     ++found.batches;
@@ -77,12 +92,12 @@ void apply_batch_launches(const batch_launches& found, bool no_hacking_check, Ex
     return;
   add_evidence(result, BATCH_UNLIKE_ITS_CALLS,
                std::to_string(found.unlike) + " of " + std::to_string(found.batches) +
-                   " timed batches launched other than their calls did alone; " + found.first_unlike,
+                   " timed batches ran its kernels other than its calls did alone; " + found.first_unlike,
                "cupti");
   if (!no_hacking_check)
     mark_hacked(result, PHASE_TIMING,
-                "the candidate's timed batches launched its kernels other than its calls do one at a time (work "
-                "for several calls at once: it read the batch's later inputs ahead of their calls)");
+                "the candidate's timed batches ran its kernels other than its calls do one at a time (work for "
+                "several calls at once: it read the batch's later inputs ahead of their calls)");
 }
 
 }  // namespace kgym

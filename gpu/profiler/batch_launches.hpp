@@ -24,9 +24,17 @@ struct batch_launches {
 // launches vary a little from call to call keeps its verdict; one launch for all k calls does not).
 constexpr double batch_launch_floor = 0.75;
 
+// ... and its own kernels may take this share of the GPU time k eval-mode calls' take, at the
+// least: a candidate that keeps every call's launches but has its first call's kernel work out all
+// k sets on the same grid (blocks idle in a single call) and the later calls' return at once
+// shows a batch far shorter on the GPU than its calls alone. Honest batches run the same kernels
+// on inputs as cold (the judge flushes L2 before each), so they take about what the calls alone
+// take; the floor leaves room for a GPU warmer in the batch than between the trials.
+constexpr double batch_gpu_time_floor = 0.5;
+
 // `calls_per_batch`: ExecResult's timed_batch_calls. Windows as check_request_windows opens
 // them (a batch call to the next phase call); the eval-mode calls are the kernels recorded in
-// the TRACE_EVAL phase, per eval phase call. Pure.
+// the TRACE_EVAL phase, per eval phase call; a kernel's GPU time is its end less its start. Pure.
 batch_launches check_batch_launches(const checked_trace& trace, int calls_per_batch);
 
 // For a result the sandbox found OK: a batch unlike its calls -> HACKED

@@ -486,6 +486,24 @@ class TimingRefill(unittest.TestCase):
         self.assertEqual(timed["reference_second"], [False, True, False])  # three batches of two calls
         self.assertEqual(turns, ["cand", "ref", "ref", "cand", "cand", "ref"])
 
+    def test_each_batchs_deliveries_are_counted(self):
+        class OneAtATime(RefillSide):  # buffers for one call's outputs: a delivery a compared call
+            delivery_ms = ()
+
+            def delivery_size(self):
+                return 1
+
+            def deliver(self, calls, done=True):
+                self.delivery_ms = list(self.delivery_ms) + [0.1]
+
+        reference, candidate = OneAtATime(False), OneAtATime(False)
+        chosen = iter([True, True, False, True, False])  # per call after its batch; the last's last is always compared
+        timed = timing.time_interleaved(reference, candidate, lambda into=(): [torch.ones(2)], [torch.zeros(2)],
+                                        lambda *a: None, timing.StopRule(reps=6, min_timed_s=0.0), k=2, device="cpu",
+                                        seconds={}, check_this=lambda share: next(chosen))
+        self.assertEqual(timed["delivery_parts"], [2, 1, 1])
+        self.assertEqual(len(candidate.delivery_ms), 4)
+
     def test_each_refill_after_the_first_is_made_in_the_reference_runners_buffers(self):
         reference, candidate, made = RefillSide(arena=True), RefillSide(arena=False), []
 
@@ -569,6 +587,25 @@ class Delivery(unittest.TestCase):
         self.assertEqual(timing.delivery_work([0.5, 0.5, 0.5], [3.25, 3.0, 3.5]),
                          "its 3 deliveries took 3.000 ms beyond the reference runner's of the same calls "
                          "(upper quartile; bound 0.500 ms; the reference runner's median 0.500 ms)")
+
+    def test_a_batchs_deliveries_are_ruled_on_together(self):
+        # The GELU task's skips_unchosen_calls as an H200 showed it: 0.3 ms beyond in each of a
+        # batch's deliveries (a few compared calls each), under the floor one by one ...
+        reference, candidate = [0.25] * 12, [0.55] * 12
+        self.assertEqual(timing.delivery_work(reference, candidate), "")
+        # ... and 1.8 ms by the batch, six deliveries each: beyond max(0.5, a quarter of 1.5).
+        self.assertEqual(timing.by_batch(candidate, [6, 6]), [3.3, 3.3])
+        self.assertAlmostEqual(timing.delivery_excess_ms(reference, candidate, [6, 6]), 1.8)
+        self.assertEqual(timing.delivery_bound_ms(reference, [6, 6]), 0.5)
+        self.assertEqual(timing.delivery_bound_ms([1.0] * 12, [6, 6]), 1.5)  # a quarter of 6 ms
+        self.assertEqual(timing.delivery_work(reference, candidate, [6, 6]),
+                         "its 12 deliveries (2 batches) took 1.800 ms beyond the reference runner's of the same calls "
+                         "(upper quartile of the batches; bound 0.500 ms; the reference runner's median 1.500 ms)")
+        # Honest noise, +-0.05 ms a delivery, stays within it by the batch.
+        self.assertEqual(timing.delivery_work(reference, [0.3, 0.2] * 6, [6, 6]), "")
+        # Parts that do not cover the deliveries (a result from before them): one by one.
+        self.assertEqual(timing.by_batch([1.0, 2.0, 3.0], [2]), [1.0, 2.0, 3.0])
+        self.assertEqual(timing.by_batch([1.0, 2.0, 3.0], []), [1.0, 2.0, 3.0])
 
     def test_chosen_calls_are_delivered_a_few_at_a_time_and_each_compared_with_its_own(self):
         sides = {"ref": DeliveringSide(3), "cand": DeliveringSide(2)}
