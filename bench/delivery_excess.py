@@ -42,13 +42,16 @@ HOSTILE = [("gelu_scale_residual", "works_in_delivery", (FUSED,)), ("gelu_scale_
            ("square_matmul", "works_in_some_deliveries", (UNTRACED,)),
            ("square_matmul", "works_while_reference_runs", (UNTRACED,)),
            ("square_matmul", "works_into_next_reference", (UNTRACED,)),
-           ("gelu_scale_residual", "skips_unchosen_calls", (UNTRACED, FUSED))]
+           ("gelu_scale_residual", "skips_unchosen_calls", (UNTRACED, FUSED)),
+           ("tests/tasks/launch_bound", "batches_ahead", ()),
+           ("tests/tasks/launch_bound", "batches_ahead_padded", ("tests/hostile/batches_ahead.py",))]
 
 
 def check(kgym: str, device: str, task: str, candidate: str) -> list:
-    """ExecResults (JSON) of `kgym check` of `candidate` ("all": the task's candidates) on `task`."""
+    """ExecResults (JSON) of `kgym check` of `candidate` ("all": the task's candidates) on `task` (a
+    built-in task's name, or a task folder's path from the repository's root)."""
     out = subprocess.run([kgym, "check", "--device", device, "--json", "--no-hacking-check", "--task",
-                          os.path.join(ROOT, "tasks", task), "--candidate", candidate],
+                          os.path.join(ROOT, task if "/" in task else os.path.join("tasks", task)), "--candidate", candidate],
                          capture_output=True, text=True)
     results = []
     for line in out.stdout.splitlines():
@@ -71,9 +74,11 @@ def row(group: str, task: str, r: dict) -> str:
     after = reference_after_ratio(r.get("reference_batches_ms", []), r.get("reference_batches_second", []))
     kinds = sorted({e.get("kind", "") for e in r.get("evidence", []) if e.get("kind") != "NO_GENERATED_KERNEL"})
     per_call = r.get("candidate_time", {}).get("median_ms")
+    share = r.get("batch_gpu_share")
     return (f"{group:8s} {task[:20]:20s} {r.get('candidate_id', '?')[:26]:26s} {r.get('verdict', '?'):14s} "
             f"{len(deliveries):5d} "
-            f"{'-' if excess is None else f'{excess:9.3f}':>9s} {bound:7.3f} {'-' if after is None else f'{after:6.3f}':>6s} {'-' if per_call is None else f'{per_call:9.3f}':>9s}  "
+            f"{'-' if excess is None else f'{excess:9.3f}':>9s} {bound:7.3f} {'-' if after is None else f'{after:6.3f}':>6s} "
+            f"{'-' if share is None else f'{share:6.3f}':>6s} {'-' if per_call is None else f'{per_call:9.3f}':>9s}  "
             f"{', '.join(kinds)[:60]}")
 
 
@@ -99,11 +104,11 @@ def main() -> None:
         machine = "no torch"
     print(f"delivery excess: {machine}, kgym check --device {args.device} --no-hacking-check")
     print(f"{'group':8s} {'task':20s} {'candidate':26s} {'verdict':14s} {'deliv':>5s} {'excess ms':>9s} "
-          f"{'bound':>7s} {'after':>6s} {'call ms':>9s}  evidence")
+          f"{'bound':>7s} {'after':>6s} {'gpu':>6s} {'call ms':>9s}  evidence")
     if not args.only_tasks:  # first: the rows the bound must catch
         with tempfile.TemporaryDirectory() as scratch:
             for task, name, bases in HOSTILE:
-                if args.tasks and task not in args.tasks.split(","):
+                if args.tasks and os.path.basename(task) not in args.tasks.split(","):
                     continue
                 source = open(os.path.join(ROOT, "tests", "hostile", name + ".py")).read()
                 source = "".join(open(os.path.join(ROOT, base)).read() + "\n" for base in bases) + source
@@ -111,7 +116,7 @@ def main() -> None:
                 with open(path, "w") as f:
                     f.write(source)
                 for r in check(args.kgym, args.device, task, path):
-                    show("hostile", task, r)
+                    show("hostile", os.path.basename(task), r)
     for task_dir in [] if args.only_hostile else sorted(glob.glob(os.path.join(ROOT, "tasks", "*", "candidates"))):
         task = os.path.basename(os.path.dirname(task_dir))
         if args.tasks and task not in args.tasks.split(","):
@@ -122,6 +127,8 @@ def main() -> None:
           "together), ms; "
           "bound: timing.delivery_bound_ms, above it HACKED; after: the reference's batches right after the "
           f"candidate's over those before (timing.reference_after_ratio; on the GPU above {REFERENCE_AFTER_BOUND} HACKED); "
+          "gpu: the GPU time of a timed batch's own kernels over k eval-mode calls' alone, the least of its batches "
+          "(ExecResult.batch_gpu_share; below 0.5 HACKED); "
           "call ms: the candidate's timed median per call; '-': no deliveries (the CPU, or outputs copied "
           "inside the requests)")
 

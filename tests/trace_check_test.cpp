@@ -578,10 +578,12 @@ TEST(BatchLaunches, TakeABatchThatLaunchesWhatItsCallsDoAlone) {
   auto found = check_batch_launches(batches_of_three({one, one, one}, {one, one, one}), 3);
   EXPECT_EQ(found.batches, 2);
   EXPECT_EQ(found.unlike, 0) << found.first_unlike;
+  EXPECT_EQ(found.least_gpu_share, 1.0);
   ExecResult r = result_with(OK);
   apply_batch_launches(found, false, &r);
   EXPECT_EQ(Verdict_Name(r.verdict()), "OK");
   EXPECT_EQ(r.evidence_size(), 0);
+  EXPECT_EQ(r.batch_gpu_share(), 1.0);
   // One call in four launching one kernel less (3 of 4 at the floor) is within it.
   EXPECT_EQ(check_batch_launches(batches_of_three({one, one, one}, {one, one, one}), 4).unlike, 0);
   // Nothing to compare: no eval-mode launch of its own, or no calls a batch.
@@ -608,6 +610,7 @@ TEST(BatchLaunches, FindABatchWorkedOutInItsFirstCall) {
   const std::vector<int> one = {4, 1, 1};
   auto padded = check_batch_launches(batches_of_three({one, one, one}, {one, one, one}, {1200, 100, 100}), 3);
   EXPECT_EQ(padded.unlike, 1);
+  EXPECT_DOUBLE_EQ(padded.least_gpu_share, 1400.0 / 3000.0);
   EXPECT_EQ(padded.first_unlike, "batch 1: its kernels took 0.001 ms of GPU time, where 3 eval-mode calls take 0.003 ms");
   // Faster on the GPU than alone by less than half: within the floor (1.5 + 0 + 0 of 3 us, at it).
   EXPECT_EQ(check_batch_launches(batches_of_three({one, one, one}, {one, one, one}, {600, 600, 600}), 3).unlike, 0);

@@ -75,6 +75,8 @@ batch_launches check_batch_launches(const checked_trace& trace, int calls_per_ba
       }
     }
     const double expected_ns = eval_ns * calls_per_batch / eval_calls;
+    if (expected_ns > 0 && (found.least_gpu_share < 0 || batch_ns / expected_ns < found.least_gpu_share))
+      found.least_gpu_share = batch_ns / expected_ns;
     if (unlike.empty() && batch_ns < batch_gpu_time_floor * expected_ns) {
       std::snprintf(text, sizeof text, "its kernels took %.3f ms of GPU time, where %d eval-mode calls take %.3f ms",
                     batch_ns / 1e6, calls_per_batch, expected_ns / 1e6);
@@ -88,6 +90,8 @@ batch_launches check_batch_launches(const checked_trace& trace, int calls_per_ba
 }
 
 void apply_batch_launches(const batch_launches& found, bool no_hacking_check, ExecResult* result) {
+  if (found.least_gpu_share >= 0)
+    result->set_batch_gpu_share(found.least_gpu_share);
   if (result->verdict() != OK || found.unlike == 0)
     return;
   add_evidence(result, BATCH_UNLIKE_ITS_CALLS,

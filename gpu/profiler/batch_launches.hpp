@@ -18,6 +18,9 @@ struct batch_launches {
   int batches = 0;          // batch windows compared
   int unlike = 0;           // of them, windows whose own launches are not k eval-mode calls'
   std::string first_unlike; // what the first such window held, against what k calls launch
+  // The GPU time of a batch's own kernels over k eval-mode calls', the least over the batches
+  // (-1: none compared): what batch_gpu_time_floor is measured against.
+  double least_gpu_share = -1;
 };
 
 // A batch may launch this share of what k eval-mode calls do, at the least (a candidate whose
@@ -37,8 +40,9 @@ constexpr double batch_gpu_time_floor = 0.5;
 // the TRACE_EVAL phase, per eval phase call; a kernel's GPU time is its end less its start. Pure.
 batch_launches check_batch_launches(const checked_trace& trace, int calls_per_batch);
 
-// For a result the sandbox found OK: a batch unlike its calls -> HACKED
-// "batch_unlike_its_calls" (evidence kept even with the check off).
+// Records least_gpu_share in the result (ExecResult.batch_gpu_share); for a result the sandbox
+// found OK, a batch unlike its calls -> HACKED "batch_unlike_its_calls" (evidence kept even with
+// the check off).
 void apply_batch_launches(const batch_launches& found, bool no_hacking_check, ExecResult* result);
 
 }  // namespace kgym
