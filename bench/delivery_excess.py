@@ -74,11 +74,12 @@ def row(group: str, task: str, r: dict) -> str:
     after = reference_after_ratio(r.get("reference_batches_ms", []), r.get("reference_batches_second", []))
     kinds = sorted({e.get("kind", "") for e in r.get("evidence", []) if e.get("kind") != "NO_GENERATED_KERNEL"})
     per_call = r.get("candidate_time", {}).get("median_ms")
-    share = r.get("batch_gpu_share")
+    share, share_all = r.get("batch_gpu_share"), r.get("batch_gpu_share_all")
     return (f"{group:8s} {task[:20]:20s} {r.get('candidate_id', '?')[:26]:26s} {r.get('verdict', '?'):14s} "
             f"{len(deliveries):5d} "
             f"{'-' if excess is None else f'{excess:9.3f}':>9s} {bound:7.3f} {'-' if after is None else f'{after:6.3f}':>6s} "
-            f"{'-' if share is None else f'{share:6.3f}':>6s} {'-' if per_call is None else f'{per_call:9.3f}':>9s}  "
+            f"{'-' if share is None else f'{share:6.3f}':>6s} {'-' if share_all is None else f'{share_all:6.3f}':>6s} "
+            f"{'-' if per_call is None else f'{per_call:9.3f}':>9s}  "
             f"{', '.join(kinds)[:60]}")
 
 
@@ -104,7 +105,7 @@ def main() -> None:
         machine = "no torch"
     print(f"delivery excess: {machine}, kgym check --device {args.device} --no-hacking-check")
     print(f"{'group':8s} {'task':20s} {'candidate':26s} {'verdict':14s} {'deliv':>5s} {'excess ms':>9s} "
-          f"{'bound':>7s} {'after':>6s} {'gpu':>6s} {'call ms':>9s}  evidence")
+          f"{'bound':>7s} {'after':>6s} {'gpu':>6s} {'all':>6s} {'call ms':>9s}  evidence")
     if not args.only_tasks:  # first: the rows the bound must catch
         with tempfile.TemporaryDirectory() as scratch:
             for task, name, bases in HOSTILE:
@@ -128,7 +129,8 @@ def main() -> None:
           "bound: timing.delivery_bound_ms, above it HACKED; after: the reference's batches right after the "
           f"candidate's over those before (timing.reference_after_ratio; on the GPU above {REFERENCE_AFTER_BOUND} HACKED); "
           "gpu: the GPU time of a timed batch's own kernels over k eval-mode calls' alone, the least of its batches "
-          "(ExecResult.batch_gpu_share; below 0.5 HACKED); "
+          "(ExecResult.batch_gpu_share; below 0.5 HACKED); all: the same over every kernel of its process "
+          "(batch_gpu_share_all; recorded only); "
           "call ms: the candidate's timed median per call; '-': no deliveries (the CPU, or outputs copied "
           "inside the requests)")
 

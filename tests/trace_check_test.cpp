@@ -579,11 +579,15 @@ TEST(BatchLaunches, TakeABatchThatLaunchesWhatItsCallsDoAlone) {
   EXPECT_EQ(found.batches, 2);
   EXPECT_EQ(found.unlike, 0) << found.first_unlike;
   EXPECT_EQ(found.least_gpu_share, 1.0);
+  // Every kernel: an eval-mode call's 'step' and the runner's copy (2 us), a batch's three 'step'
+  // (3 us) and, in the second, a copy (4 us): the first batch's half.
+  EXPECT_EQ(found.least_gpu_share_all, 0.5);
   ExecResult r = result_with(OK);
   apply_batch_launches(found, false, &r);
   EXPECT_EQ(Verdict_Name(r.verdict()), "OK");
   EXPECT_EQ(r.evidence_size(), 0);
   EXPECT_EQ(r.batch_gpu_share(), 1.0);
+  EXPECT_EQ(r.batch_gpu_share_all(), 0.5);
   // One call in four launching one kernel less (3 of 4 at the floor) is within it.
   EXPECT_EQ(check_batch_launches(batches_of_three({one, one, one}, {one, one, one}), 4).unlike, 0);
   // Nothing to compare: no eval-mode launch of its own, or no calls a batch.

@@ -21,6 +21,11 @@ struct batch_launches {
   // The GPU time of a batch's own kernels over k eval-mode calls', the least over the batches
   // (-1: none compared): what batch_gpu_time_floor is measured against.
   double least_gpu_share = -1;
+  // The same over every kernel of the candidate's process, its own or not (PyTorch's, a CUDA
+  // graph's), copies and memsets left out: recorded, not ruled on (work done ahead through
+  // kernels not its own is not in least_gpu_share; how far honest batches fall below their calls
+  // here is to be measured first).
+  double least_gpu_share_all = -1;
 };
 
 // A batch may launch this share of what k eval-mode calls do, at the least (a candidate whose
@@ -40,7 +45,8 @@ constexpr double batch_gpu_time_floor = 0.5;
 // the TRACE_EVAL phase, per eval phase call; a kernel's GPU time is its end less its start. Pure.
 batch_launches check_batch_launches(const checked_trace& trace, int calls_per_batch);
 
-// Records least_gpu_share in the result (ExecResult.batch_gpu_share); for a result the sandbox
+// Records least_gpu_share and least_gpu_share_all in the result (ExecResult.batch_gpu_share,
+// batch_gpu_share_all); for a result the sandbox
 // found OK, a batch unlike its calls -> HACKED "batch_unlike_its_calls" (evidence kept even with
 // the check off).
 void apply_batch_launches(const batch_launches& found, bool no_hacking_check, ExecResult* result);
