@@ -1,5 +1,6 @@
 #include "gpu/profiler/batch_launches.hpp"
 
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -34,72 +35,85 @@ std::string launch_key(const KernelActivity& k) {
   return "'" + k.name().substr(0, 100) + "' grid " + dims(k.grid()) + " block " + dims(k.block());
 }
 
+// What some calls ran: the candidate's own kernels by launch key, and GPU time, its own and all.
+struct launches {
+  std::map<std::string, int> own;
+  double own_ns = 0, all_ns = 0;
+};
+
+// The kernels `in` takes, `own` naming the candidate's (by name; empty: those attributed to it).
+template <typename Take>
+launches launches_of(const checked_trace& trace, Take in, const std::set<std::string>& own) {
+  launches found;
+  for (const auto& k : trace.kernels) {
+    if (!in(k))
+      continue;
+    if (is_kernel(k))
+      found.all_ns += gpu_ns(k);
+    if (own.empty() ? k.generated() : own.count(k.name()) > 0) {
+      ++found.own[launch_key(k)];
+      found.own_ns += gpu_ns(k);
+    }
+  }
+  return found;
+}
+
+// How a batch of k calls differs from k eval-mode calls (`eval`: what `calls` of them ran
+// together), or "" where it does not.
+std::string unlike_calls(const launches& batch, const launches& eval, int k, int calls) {
+  char text[400];
+  for (const auto& [key, n] : batch.own)
+    if (!eval.own.count(key)) {
+      std::snprintf(text, sizeof text, "%d launches of %s, a shape no eval-mode call launched", n, key.c_str());
+      return text;
+    }
+  for (const auto& [key, total] : eval.own) {
+    const double expected = static_cast<double>(total) * k / calls;
+    const auto it = batch.own.find(key);
+    const int n = it == batch.own.end() ? 0 : it->second;
+    if (n < batch_launch_floor * expected) {
+      std::snprintf(text, sizeof text, "%d launches of %s, where %d eval-mode calls launch %.4g", n, key.c_str(), k,
+                    expected);
+      return text;
+    }
+  }
+  const double expected_ns = eval.own_ns * k / calls;
+  if (batch.own_ns < batch_gpu_time_floor * expected_ns) {
+    std::snprintf(text, sizeof text, "its kernels took %.3f ms of GPU time, where %d eval-mode calls take %.3f ms",
+                  batch.own_ns / 1e6, k, expected_ns / 1e6);
+    return text;
+  }
+  return "";
+}
+
 }  // namespace
 
 batch_launches check_batch_launches(const checked_trace& trace, int calls_per_batch) {
   batch_launches found;
-  std::set<std::string> own;             // the candidate's kernels, by name
-  std::map<std::string, int> eval_sum;   // their launches over every eval-mode call
-  double eval_ns = 0, eval_all_ns = 0;   // and their GPU time; every kernel's
-  for (const auto& k : trace.kernels) {
-    if (k.phase().kind() == TRACE_EVAL && is_kernel(k))
-      eval_all_ns += gpu_ns(k);
-    if (k.generated() && k.phase().kind() == TRACE_EVAL) {
+  const launches eval = launches_of(trace, [](const KernelActivity& k) { return k.phase().kind() == TRACE_EVAL; }, {});
+  std::set<std::string> own;  // the candidate's kernels, by name (a batch's are not attributed)
+  for (const auto& k : trace.kernels)
+    if (k.generated() && k.phase().kind() == TRACE_EVAL)
       own.insert(k.name());
-      ++eval_sum[launch_key(k)];
-      eval_ns += gpu_ns(k);
-    }
-  }
   int eval_calls = 0;
   for (const auto& call : trace.phase_calls)
     eval_calls += call.kind() == TRACE_EVAL;
   if (own.empty() || eval_calls == 0 || calls_per_batch < 1)
     return found;
+  const double per_batch = static_cast<double>(calls_per_batch) / eval_calls;  // eval-mode calls' figures to a batch's
   const auto& calls = trace.phase_calls;
   for (size_t i = 0; i < calls.size() && i < trace.phase_at_ns.size(); ++i) {
     if (calls[i].kind() != TRACE_BATCH)
       continue;
     const uint64_t open = trace.phase_at_ns[i];
     const uint64_t close = i + 1 < trace.phase_at_ns.size() ? trace.phase_at_ns[i + 1] : UINT64_MAX;
-    std::map<std::string, int> launched;
-    double batch_ns = 0, batch_all_ns = 0;
-    for (const auto& k : trace.kernels) {
-      if (k.start_ns() < open || k.start_ns() >= close)
-        continue;
-      if (is_kernel(k))
-        batch_all_ns += gpu_ns(k);
-      if (own.count(k.name())) {
-        ++launched[launch_key(k)];
-        batch_ns += gpu_ns(k);
-      }
-    }
-    std::string unlike;
-    char text[400];
-    for (const auto& [key, n] : launched)
-      if (!eval_sum.count(key)) {
-        std::snprintf(text, sizeof text, "%d launches of %s, a shape no eval-mode call launched", n, key.c_str());
-        unlike = text;
-        break;
-      }
-    for (auto it = eval_sum.begin(); unlike.empty() && it != eval_sum.end(); ++it) {
-      const double expected = static_cast<double>(it->second) * calls_per_batch / eval_calls;
-      const int n = launched.count(it->first) ? launched[it->first] : 0;
-      if (n < batch_launch_floor * expected) {
-        std::snprintf(text, sizeof text, "%d launches of %s, where %d eval-mode calls launch %.4g", n,
-                      it->first.c_str(), calls_per_batch, expected);
-        unlike = text;
-      }
-    }
-    const double expected_ns = eval_ns * calls_per_batch / eval_calls;
-    if (expected_ns > 0)
-      keep_least(batch_ns / expected_ns, &found.least_gpu_share);
-    if (eval_all_ns > 0)
-      keep_least(batch_all_ns / (eval_all_ns * calls_per_batch / eval_calls), &found.least_gpu_share_all);
-    if (unlike.empty() && batch_ns < batch_gpu_time_floor * expected_ns) {
-      std::snprintf(text, sizeof text, "its kernels took %.3f ms of GPU time, where %d eval-mode calls take %.3f ms",
-                    batch_ns / 1e6, calls_per_batch, expected_ns / 1e6);
-      unlike = text;
-    }
+    const launches batch = launches_of(
+        trace, [&](const KernelActivity& k) { return k.start_ns() >= open && k.start_ns() < close; }, own);
+    if (eval.own_ns > 0)
+      keep_least(batch.own_ns / (eval.own_ns * per_batch), &found.least_gpu_share);
+    if (eval.all_ns > 0)
+      keep_least(batch.all_ns / (eval.all_ns * per_batch), &found.least_gpu_share_all);
+    const std::string unlike = unlike_calls(batch, eval, calls_per_batch, eval_calls);
     if (!unlike.empty() && found.unlike++ == 0)
       found.first_unlike = "batch " + std::to_string(found.batches) + ": " + unlike;
     ++found.batches;
