@@ -142,10 +142,11 @@ def check_share(batch_s: float, calls: int) -> float:
     """The share of a batch's calls compared: CHECK_SHARE, or more where the batch (the faster
     side's, by the judge's clock) of `calls` calls is short, so that the chosen calls carry
     CHECKED_WORK_S of its time on average. A candidate that skips its calls' work and does only
-    the chosen ones in the delivery that follows (off the clock, its trace off) then adds there
-    2 ms times the ratio of the work it skipped to the time it shows: what doubles its speed shows
-    as four times the delivery rule's floor (DELIVERY_FLOOR_MS); at a tenth, the GELU task's fused
-    answer (22 calls a batch, 0.1 ms of each skippable) showed about 0.2 ms (README, delivery).
+    the chosen ones in the batch's deliveries (off the clock, its trace off) then adds there 2 ms
+    times the ratio of the work it skipped to the time it shows: what doubles its speed shows as
+    four times the delivery rule's floor (DELIVERY_FLOOR_MS) in a batch's deliveries together
+    (delivery_excess_ms by the batch: on an H200 they came in 17 a batch for the GELU task, each
+    0.31 ms beyond; at a tenth, its fused answer, 22 calls a batch, showed about 0.2 ms).
     Calls of CHECKED_WORK_S or more need no more: work that moves their speed by a quarter is the
     rule's floor in every delivery."""
     if batch_s >= CHECKED_WORK_S * max(calls, 1):
