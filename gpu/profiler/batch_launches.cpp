@@ -1,9 +1,12 @@
 #include "gpu/profiler/batch_launches.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <map>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "messages/evidence.hpp"
 
@@ -35,28 +38,23 @@ std::string launch_key(const KernelActivity& k) {
   return "'" + k.name().substr(0, 100) + "' grid " + dims(k.grid()) + " block " + dims(k.block());
 }
 
-// What some calls ran: the candidate's own kernels by launch key, and GPU time, its own and all.
+// What some calls ran: the candidate's own kernels by name and by launch key, and GPU time, its
+// own and all.
 struct launches {
+  std::set<std::string> own_names;
   std::map<std::string, int> own;
   double own_ns = 0, all_ns = 0;
-};
 
-// The kernels `in` takes, `own` naming the candidate's (by name; empty: those attributed to it).
-template <typename Take>
-launches launches_of(const checked_trace& trace, Take in, const std::set<std::string>& own) {
-  launches found;
-  for (const auto& k : trace.kernels) {
-    if (!in(k))
-      continue;
+  void add(const KernelActivity& k, bool is_own) {
     if (is_kernel(k))
-      found.all_ns += gpu_ns(k);
-    if (own.empty() ? k.generated() : own.count(k.name()) > 0) {
-      ++found.own[launch_key(k)];
-      found.own_ns += gpu_ns(k);
+      all_ns += gpu_ns(k);
+    if (is_own) {
+      own_names.insert(k.name());
+      ++own[launch_key(k)];
+      own_ns += gpu_ns(k);
     }
   }
-  return found;
-}
+};
 
 // How a batch of k calls differs from k eval-mode calls (`eval`: what `calls` of them ran
 // together), or "" where it does not.
@@ -90,25 +88,32 @@ std::string unlike_calls(const launches& batch, const launches& eval, int k, int
 
 batch_launches check_batch_launches(const checked_trace& trace, int calls_per_batch) {
   batch_launches found;
-  const launches eval = launches_of(trace, [](const KernelActivity& k) { return k.phase().kind() == TRACE_EVAL; }, {});
-  std::set<std::string> own;  // the candidate's kernels, by name (a batch's are not attributed)
+  launches eval;  // every eval-mode call's together; the candidate's own: those the trace attributed to it
   for (const auto& k : trace.kernels)
-    if (k.generated() && k.phase().kind() == TRACE_EVAL)
-      own.insert(k.name());
+    if (k.phase().kind() == TRACE_EVAL)
+      eval.add(k, k.generated());
   int eval_calls = 0;
   for (const auto& call : trace.phase_calls)
     eval_calls += call.kind() == TRACE_EVAL;
-  if (own.empty() || eval_calls == 0 || calls_per_batch < 1)
+  if (eval.own_names.empty() || eval_calls == 0 || calls_per_batch < 1)
     return found;
-  const double per_batch = static_cast<double>(calls_per_batch) / eval_calls;  // eval-mode calls' figures to a batch's
+  // The batch windows (a batch call to the next phase call), in order, and what each ran: one
+  // pass over the kernels, each to the window it started in. A batch's launches are not
+  // attributed, so the candidate's are those named like its eval-mode calls' own.
+  std::vector<std::pair<uint64_t, uint64_t>> windows;
   const auto& calls = trace.phase_calls;
-  for (size_t i = 0; i < calls.size() && i < trace.phase_at_ns.size(); ++i) {
-    if (calls[i].kind() != TRACE_BATCH)
-      continue;
-    const uint64_t open = trace.phase_at_ns[i];
-    const uint64_t close = i + 1 < trace.phase_at_ns.size() ? trace.phase_at_ns[i + 1] : UINT64_MAX;
-    const launches batch = launches_of(
-        trace, [&](const KernelActivity& k) { return k.start_ns() >= open && k.start_ns() < close; }, own);
+  for (size_t i = 0; i < calls.size() && i < trace.phase_at_ns.size(); ++i)
+    if (calls[i].kind() == TRACE_BATCH)
+      windows.emplace_back(trace.phase_at_ns[i], i + 1 < trace.phase_at_ns.size() ? trace.phase_at_ns[i + 1] : UINT64_MAX);
+  std::vector<launches> batches(windows.size());
+  for (const auto& k : trace.kernels) {
+    auto after = std::upper_bound(windows.begin(), windows.end(), k.start_ns(),
+                                  [](uint64_t t, const std::pair<uint64_t, uint64_t>& w) { return t < w.first; });
+    if (after != windows.begin() && k.start_ns() < (after - 1)->second)
+      batches[after - 1 - windows.begin()].add(k, eval.own_names.count(k.name()) > 0);
+  }
+  const double per_batch = static_cast<double>(calls_per_batch) / eval_calls;  // eval-mode calls' figures to a batch's
+  for (const auto& batch : batches) {
     if (eval.own_ns > 0)
       keep_least(batch.own_ns / (eval.own_ns * per_batch), &found.least_gpu_share);
     if (eval.all_ns > 0)
