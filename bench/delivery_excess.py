@@ -43,8 +43,10 @@ HOSTILE = [("gelu_scale_residual", "works_in_delivery", (FUSED,)), ("gelu_scale_
            ("square_matmul", "works_while_reference_runs", (UNTRACED,)),
            ("square_matmul", "works_into_next_reference", (UNTRACED,)),
            ("gelu_scale_residual", "skips_unchosen_calls", (UNTRACED, FUSED)),
+           ("gelu_scale_residual", "skips_unchosen_untraced", (UNTRACED, FUSED)),
            ("tests/tasks/launch_bound", "batches_ahead", ()),
-           ("tests/tasks/launch_bound", "batches_ahead_padded", ("tests/hostile/batches_ahead.py",))]
+           ("tests/tasks/launch_bound", "batches_ahead_padded", ("tests/hostile/batches_ahead.py",)),
+           ("tests/tasks/launch_bound", "batches_ahead_torch", ("tests/hostile/batches_ahead.py",))]
 
 
 def check(kgym: str, device: str, task: str, candidate: str) -> list:

@@ -167,6 +167,10 @@ const hostile_case cases[] = {
     {"skips_unchosen_calls", HACKED, "delivery_slower_than_reference|batch_unlike_its_calls", true, 0,
      "gelu_scale_residual", "",
      KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "untraced_base"},
+    // ... the same with its correctness calls untraced too: its trace is one token kernel a call
+    // everywhere, so only a batch's deliveries, ruled together, show the work (written 2026-12-02).
+    {"skips_unchosen_untraced", HACKED, "delivery_slower_than_reference", true, 0, "gelu_scale_residual", "",
+     KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "untraced_base"},
     // ... and work left running past its answers (a thread of its own, CUPTI's kernel records
     // off) in the batch pairs it runs first, done while the reference's batch is timed: its
     // deliveries are honest copies; the reference's batches after its own run slower than those
@@ -188,6 +192,11 @@ const hostile_case cases[] = {
     // alone), the later calls' with nothing to do: its batches' GPU time is about one call's
     // (written 2026-12-02, not yet run on a GPU).
     {"batches_ahead_padded", HACKED, "batch_unlike_its_calls", true, 0, "tests/tasks/launch_bound", "",
+     KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "batches_ahead"},
+    // ... or the look-ahead through PyTorch's kernels (not attributed to it), every call also
+    // launching a token kernel of its own: its process's GPU time a batch is about one call's
+    // (written 2026-12-02).
+    {"batches_ahead_torch", HACKED, "batch_unlike_its_calls", true, 0, "tests/tasks/launch_bound", "",
      KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "batches_ahead"},
     // One output buffer returned every call: the delivery cannot hold each call's, so both sides
     // copy inside the timing; honest it stays OK, stale between its calls it is caught.

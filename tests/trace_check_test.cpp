@@ -1,6 +1,8 @@
 // The authenticated CUPTI trace, checked with exact expectations: SipHash-2-4 against its
 // published vectors, then every way a trace line can be forged, dropped, replayed or moved,
 // and what each does to a result.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "gpu/trace/trace_mac.hpp"
@@ -537,6 +539,21 @@ TEST(TraceCheck, ReadsKeysAsHex) {
 // and the runner's own copy, not the candidate's), then two timed batches of 3 calls: [10, 11]
 // and [20, 21] ms. `first` and `second` are each batch's launches of the candidate's kernel, by
 // grid; `second_ns`, the GPU time of each of the second's (1 us where not given).
+KernelActivity kernel_at(const std::string& name, std::vector<int> grid, uint64_t at, bool generated, TracePhase phase,
+                         uint64_t ns = 1000) {
+  KernelActivity k;
+  k.set_name(name);
+  k.set_start_ns(at);
+  k.set_end_ns(at + ns);
+  for (int g : grid)
+    k.add_grid(g);
+  for (int b : {128, 1, 1})
+    k.add_block(b);
+  k.set_generated(generated);
+  k.mutable_phase()->set_kind(phase);
+  return k;
+}
+
 checked_trace batches_of_three(const std::vector<std::vector<int>>& first, const std::vector<std::vector<int>>& second,
                                const std::vector<uint64_t>& second_ns = {}) {
   checked_trace t;
@@ -544,32 +561,39 @@ checked_trace batches_of_three(const std::vector<std::vector<int>>& first, const
                                      "idle", "batch", "idle", "untraced"});
   t.phase_at_ns = {1'000'000, 2'000'000, 3'000'000, 4'000'000, 5'000'000, 6'000'000, 7'000'000, 8'000'000,
                    10'000'000, 11'000'000, 20'000'000, 21'000'000, 30'000'000};
-  auto add = [&](const std::string& name, std::vector<int> grid, uint64_t at, bool generated, TracePhase phase,
-                 uint64_t ns = 1000) {
-    KernelActivity k;
-    k.set_name(name);
-    k.set_start_ns(at);
-    k.set_end_ns(at + ns);
-    for (int g : grid)
-      k.add_grid(g);
-    for (int b : {128, 1, 1})
-      k.add_block(b);
-    k.set_generated(generated);
-    k.mutable_phase()->set_kind(phase);
-    t.kernels.push_back(k);
-  };
   for (uint64_t at : {3'100'000, 7'100'000}) {
-    add("step", {4, 1, 1}, at, true, TRACE_EVAL);
-    add("copy", {8, 1, 1}, at + 5000, false, TRACE_EVAL);
+    t.kernels.push_back(kernel_at("step", {4, 1, 1}, at, true, TRACE_EVAL));
+    // The runner's copy of the call's outputs into the judge's buffers (a batch keeps them for
+    // its deliveries): a plain copy, no kernel.
+    t.kernels.push_back(kernel_at("[memcpy]", {}, at + 5000, false, TRACE_EVAL));
   }
-  add("step", {4, 1, 1}, 1'100'000, true, TRACE_TRAIN);  // train mode's, not the batches' measure
+  t.kernels.push_back(kernel_at("step", {4, 1, 1}, 1'100'000, true, TRACE_TRAIN));  // train mode's, not the batches' measure
   uint64_t at = 10'100'000;
   for (const auto& grid : first)
-    add("step", grid, at += 10'000, false, TRACE_PHASE_UNSPECIFIED);  // not attributed in a batch
+    t.kernels.push_back(kernel_at("step", grid, at += 10'000, false, TRACE_PHASE_UNSPECIFIED));  // not attributed in a batch
   at = 20'100'000;
   for (size_t i = 0; i < second.size(); ++i)
-    add("step", second[i], at += 10'000, false, TRACE_PHASE_UNSPECIFIED, i < second_ns.size() ? second_ns[i] : 1000);
-  add("copy", {8, 1, 1}, 20'900'000, false, TRACE_PHASE_UNSPECIFIED);
+    t.kernels.push_back(kernel_at("step", second[i], at += 10'000, false, TRACE_PHASE_UNSPECIFIED,
+                                  i < second_ns.size() ? second_ns[i] : 1000));
+  t.kernels.push_back(kernel_at("copy", {8, 1, 1}, 20'900'000, false, TRACE_PHASE_UNSPECIFIED));
+  return t;
+}
+
+// batches_of_three's, every call launching its own 'step' and doing its work through PyTorch's
+// 'elementwise' (10 us a call alone; in the batches, kernels of these GPU times).
+checked_trace with_pytorch_work(const std::vector<uint64_t>& first_ns, const std::vector<uint64_t>& second_ns) {
+  const std::vector<int> one = {4, 1, 1};
+  checked_trace t = batches_of_three({one, one, one}, {one, one, one});
+  for (uint64_t at : {3'200'000, 7'200'000})
+    t.kernels.push_back(kernel_at("elementwise", {16, 1, 1}, at, false, TRACE_EVAL, 10'000));
+  for (size_t i = 0; i < first_ns.size(); ++i)
+    t.kernels.push_back(kernel_at("elementwise", {16, 1, 1}, 10'500'000 + 20'000 * i, false, TRACE_PHASE_UNSPECIFIED,
+                                  first_ns[i]));
+  for (size_t i = 0; i < second_ns.size(); ++i)
+    t.kernels.push_back(kernel_at("elementwise", {16, 1, 1}, 20'500'000 + 20'000 * i, false, TRACE_PHASE_UNSPECIFIED,
+                                  second_ns[i]));
+  std::sort(t.kernels.begin(), t.kernels.end(),
+            [](const KernelActivity& a, const KernelActivity& b) { return a.start_ns() < b.start_ns(); });
   return t;
 }
 
@@ -579,15 +603,15 @@ TEST(BatchLaunches, TakeABatchThatLaunchesWhatItsCallsDoAlone) {
   EXPECT_EQ(found.batches, 2);
   EXPECT_EQ(found.unlike, 0) << found.first_unlike;
   EXPECT_EQ(found.least_gpu_share, 1.0);
-  // Every kernel: an eval-mode call's 'step' and the runner's copy (2 us), a batch's three 'step'
-  // (3 us) and, in the second, a copy (4 us): the first batch's half.
-  EXPECT_EQ(found.least_gpu_share_all, 0.5);
+  // Every kernel, copies left out: an eval-mode call's 'step' (1 us), a batch's three 'step' (3
+  // us) and, in the second, a 'copy' kernel (4 us): the first batch's.
+  EXPECT_EQ(found.least_gpu_share_all, 1.0);
   ExecResult r = result_with(OK);
   apply_batch_launches(found, false, &r);
   EXPECT_EQ(Verdict_Name(r.verdict()), "OK");
   EXPECT_EQ(r.evidence_size(), 0);
   EXPECT_EQ(r.batch_gpu_share(), 1.0);
-  EXPECT_EQ(r.batch_gpu_share_all(), 0.5);
+  EXPECT_EQ(r.batch_gpu_share_all(), 1.0);
   // One call in four launching one kernel less (3 of 4 at the floor) is within it.
   EXPECT_EQ(check_batch_launches(batches_of_three({one, one, one}, {one, one, one}), 4).unlike, 0);
   // Nothing to compare: no eval-mode launch of its own, or no calls a batch.
@@ -623,6 +647,49 @@ TEST(BatchLaunches, FindABatchWorkedOutInItsFirstCall) {
   apply_batch_launches(fewer, true, &ablation);
   EXPECT_EQ(Verdict_Name(ablation.verdict()), "OK");
   EXPECT_EQ(ablation.evidence_size(), 1);
+}
+
+TEST(BatchLaunches, FindABatchWorkedOutAheadThroughPyTorchsKernels) {
+  // Honest: each call's 10 us of PyTorch's work in the batches too. One call alone: 'step' 1 us,
+  // 'elementwise' 10 us (the runner's copy is no kernel); the first batch 3 + 30 of 33 us.
+  auto honest = check_batch_launches(with_pytorch_work({10'000, 10'000, 10'000}, {10'000, 10'000, 10'000}), 3);
+  EXPECT_EQ(honest.unlike, 0) << honest.first_unlike;
+  EXPECT_EQ(honest.least_gpu_share_all, 1.0);
+  EXPECT_EQ(honest.least_gpu_share, 1.0);
+  // The second batch's first call works out all three sets in one PyTorch launch (hostile
+  // batches_ahead_torch): its own launches are every call's, its process's GPU time 3 + 10 + 1 us.
+  auto ahead = check_batch_launches(with_pytorch_work({10'000, 10'000, 10'000}, {10'000}), 3);
+  EXPECT_EQ(ahead.unlike, 1);
+  EXPECT_DOUBLE_EQ(ahead.least_gpu_share_all, 14.0 / 33.0);
+  EXPECT_EQ(ahead.first_unlike,
+            "batch 1: its process's kernels (its own and PyTorch's) took 0.014 ms of GPU time, where 3 eval-mode calls "
+            "take 0.033 ms");
+  // A batch at half its calls' GPU time or more is within the floor (3 + 15 = 18 of 33 us).
+  EXPECT_EQ(check_batch_launches(with_pytorch_work({5'000, 5'000, 5'000}, {10'000, 10'000, 10'000}), 3).unlike, 0);
+}
+
+TEST(BatchLaunches, MeasureOneCallByTheMedianOfTheEvalModeCalls) {
+  // Three eval-mode calls, the first also preparing its weights once ('prep', 50 us of its own);
+  // a batch of two calls that launch 'step' (1 us) each.
+  checked_trace t;
+  t.phase_calls = phase_calls_named({"eval", "checks", "eval", "checks", "eval", "checks", "batch", "idle", "untraced"});
+  t.phase_at_ns = {1'000'000, 2'000'000, 3'000'000, 4'000'000, 5'000'000, 6'000'000, 10'000'000, 11'000'000, 30'000'000};
+  t.kernels.push_back(kernel_at("prep", {64, 1, 1}, 1'050'000, true, TRACE_EVAL, 50'000));
+  for (uint64_t at : {1'200'000, 3'200'000, 5'200'000})
+    t.kernels.push_back(kernel_at("step", {4, 1, 1}, at, true, TRACE_EVAL));
+  t.kernels.push_back(kernel_at("step", {4, 1, 1}, 10'100'000, false, TRACE_PHASE_UNSPECIFIED));
+  t.kernels.push_back(kernel_at("step", {4, 1, 1}, 10'200'000, false, TRACE_PHASE_UNSPECIFIED));
+  auto found = check_batch_launches(t, 2);
+  EXPECT_EQ(found.batches, 1);
+  EXPECT_EQ(found.unlike, 0) << found.first_unlike;
+  EXPECT_EQ(found.least_gpu_share, 1.0);  // 2 us against twice the median call's 1 us (not the mean's 17.7)
+  EXPECT_EQ(found.least_gpu_share_all, 1.0);
+  // 'prep' in two of the three calls is every call's: a batch without it is unlike them.
+  t.kernels.push_back(kernel_at("prep", {64, 1, 1}, 3'050'000, true, TRACE_EVAL, 50'000));
+  std::sort(t.kernels.begin(), t.kernels.end(),
+            [](const KernelActivity& a, const KernelActivity& b) { return a.start_ns() < b.start_ns(); });
+  EXPECT_EQ(check_batch_launches(t, 2).first_unlike,
+            "batch 0: 0 launches of 'prep' grid 64x1x1 block 128x1x1, where 2 eval-mode calls launch 2");
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ std::string launch_key(const KernelActivity& k) {
 // own and all.
 struct launches {
   std::set<std::string> own_names;
-  std::map<std::string, int> own;
+  std::map<std::string, double> own;  // launches by key (one call's: the median over the calls)
   double own_ns = 0, all_ns = 0;
 
   void add(const KernelActivity& k, bool is_own) {
@@ -56,69 +56,124 @@ struct launches {
   }
 };
 
-// How a batch of k calls differs from k eval-mode calls (`eval`: what `calls` of them ran
-// together), or "" where it does not.
-std::string unlike_calls(const launches& batch, const launches& eval, int k, int calls) {
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0.0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// One eval-mode call as the median of the calls, figure by figure (launches of each key, GPU
+// time): work one call alone does (a first call's lazy set-up) does not make every call's.
+launches median_call(const std::vector<launches>& calls) {
+  launches one;
+  std::vector<double> own_ns, all_ns;
+  for (const auto& call : calls) {
+    one.own_names.insert(call.own_names.begin(), call.own_names.end());
+    for (const auto& [key, n] : call.own)
+      one.own[key] = 0;
+    own_ns.push_back(call.own_ns);
+    all_ns.push_back(call.all_ns);
+  }
+  for (auto& [key, n] : one.own) {
+    std::vector<double> counts;
+    for (const auto& call : calls) {
+      const auto it = call.own.find(key);
+      counts.push_back(it == call.own.end() ? 0.0 : it->second);
+    }
+    n = median(counts);
+  }
+  one.own_ns = median(own_ns);
+  one.all_ns = median(all_ns);
+  return one;
+}
+
+// How a batch of k calls differs from k eval-mode calls (`one`: one call's, median_call), or ""
+// where it does not.
+std::string unlike_calls(const launches& batch, const launches& one, int k) {
   char text[400];
   for (const auto& [key, n] : batch.own)
-    if (!eval.own.count(key)) {
-      std::snprintf(text, sizeof text, "%d launches of %s, a shape no eval-mode call launched", n, key.c_str());
+    if (!one.own.count(key)) {
+      std::snprintf(text, sizeof text, "%d launches of %s, a shape no eval-mode call launched", static_cast<int>(n),
+                    key.c_str());
       return text;
     }
-  for (const auto& [key, total] : eval.own) {
-    const double expected = static_cast<double>(total) * k / calls;
+  for (const auto& [key, per_call] : one.own) {
+    const double expected = per_call * k;
     const auto it = batch.own.find(key);
-    const int n = it == batch.own.end() ? 0 : it->second;
+    const int n = it == batch.own.end() ? 0 : static_cast<int>(it->second);
     if (n < batch_launch_floor * expected) {
       std::snprintf(text, sizeof text, "%d launches of %s, where %d eval-mode calls launch %.4g", n, key.c_str(), k,
                     expected);
       return text;
     }
   }
-  const double expected_ns = eval.own_ns * k / calls;
-  if (batch.own_ns < batch_gpu_time_floor * expected_ns) {
+  if (batch.own_ns < batch_gpu_time_floor * one.own_ns * k) {
     std::snprintf(text, sizeof text, "its kernels took %.3f ms of GPU time, where %d eval-mode calls take %.3f ms",
-                  batch.own_ns / 1e6, k, expected_ns / 1e6);
+                  batch.own_ns / 1e6, k, one.own_ns * k / 1e6);
+    return text;
+  }
+  if (batch.all_ns < batch_gpu_time_floor * one.all_ns * k) {
+    std::snprintf(text, sizeof text,
+                  "its process's kernels (its own and PyTorch's) took %.3f ms of GPU time, where %d eval-mode calls "
+                  "take %.3f ms",
+                  batch.all_ns / 1e6, k, one.all_ns * k / 1e6);
     return text;
   }
   return "";
+}
+
+// Kernels each to the window it started in (windows: (start, end) in order; a kernel before the
+// first or past its window's end is in none).
+template <typename Add>
+void to_windows(const std::vector<KernelActivity>& kernels, const std::vector<std::pair<uint64_t, uint64_t>>& windows,
+                Add add) {
+  for (const auto& k : kernels) {
+    auto after = std::upper_bound(windows.begin(), windows.end(), k.start_ns(),
+                                  [](uint64_t t, const std::pair<uint64_t, uint64_t>& w) { return t < w.first; });
+    if (after != windows.begin() && k.start_ns() < (after - 1)->second)
+      add(static_cast<size_t>(after - 1 - windows.begin()), k);
+  }
 }
 
 }  // namespace
 
 batch_launches check_batch_launches(const checked_trace& trace, int calls_per_batch) {
   batch_launches found;
-  launches eval;  // every eval-mode call's together; the candidate's own: those the trace attributed to it
+  // The eval-mode calls' windows (each TRACE_EVAL phase call to the next one, so work a call left
+  // running counts as its own) and the batch windows (a batch call to the next phase call).
+  std::vector<std::pair<uint64_t, uint64_t>> eval_windows, batch_windows;
+  const auto& calls = trace.phase_calls;
+  const size_t n = std::min(calls.size(), trace.phase_at_ns.size());
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t next = i + 1 < n ? trace.phase_at_ns[i + 1] : UINT64_MAX;
+    if (calls[i].kind() == TRACE_EVAL) {
+      if (!eval_windows.empty())
+        eval_windows.back().second = trace.phase_at_ns[i];
+      eval_windows.emplace_back(trace.phase_at_ns[i], UINT64_MAX);
+    } else if (calls[i].kind() == TRACE_BATCH) {
+      batch_windows.emplace_back(trace.phase_at_ns[i], next);
+    }
+  }
+  std::vector<launches> eval_calls(eval_windows.size());
+  std::vector<KernelActivity> eval_kernels;
   for (const auto& k : trace.kernels)
     if (k.phase().kind() == TRACE_EVAL)
-      eval.add(k, k.generated());
-  int eval_calls = 0;
-  for (const auto& call : trace.phase_calls)
-    eval_calls += call.kind() == TRACE_EVAL;
-  if (eval.own_names.empty() || eval_calls == 0 || calls_per_batch < 1)
+      eval_kernels.push_back(k);
+  to_windows(eval_kernels, eval_windows, [&](size_t i, const KernelActivity& k) { eval_calls[i].add(k, k.generated()); });
+  const launches one = median_call(eval_calls);
+  if (one.own_names.empty() || calls_per_batch < 1)
     return found;
-  // The batch windows (a batch call to the next phase call), in order, and what each ran: one
-  // pass over the kernels, each to the window it started in. A batch's launches are not
-  // attributed, so the candidate's are those named like its eval-mode calls' own.
-  std::vector<std::pair<uint64_t, uint64_t>> windows;
-  const auto& calls = trace.phase_calls;
-  for (size_t i = 0; i < calls.size() && i < trace.phase_at_ns.size(); ++i)
-    if (calls[i].kind() == TRACE_BATCH)
-      windows.emplace_back(trace.phase_at_ns[i], i + 1 < trace.phase_at_ns.size() ? trace.phase_at_ns[i + 1] : UINT64_MAX);
-  std::vector<launches> batches(windows.size());
-  for (const auto& k : trace.kernels) {
-    auto after = std::upper_bound(windows.begin(), windows.end(), k.start_ns(),
-                                  [](uint64_t t, const std::pair<uint64_t, uint64_t>& w) { return t < w.first; });
-    if (after != windows.begin() && k.start_ns() < (after - 1)->second)
-      batches[after - 1 - windows.begin()].add(k, eval.own_names.count(k.name()) > 0);
-  }
-  const double per_batch = static_cast<double>(calls_per_batch) / eval_calls;  // eval-mode calls' figures to a batch's
+  // A batch's launches are not attributed, so the candidate's are those named like its
+  // eval-mode calls' own.
+  std::vector<launches> batches(batch_windows.size());
+  to_windows(trace.kernels, batch_windows,
+             [&](size_t i, const KernelActivity& k) { batches[i].add(k, one.own_names.count(k.name()) > 0); });
   for (const auto& batch : batches) {
-    if (eval.own_ns > 0)
-      keep_least(batch.own_ns / (eval.own_ns * per_batch), &found.least_gpu_share);
-    if (eval.all_ns > 0)
-      keep_least(batch.all_ns / (eval.all_ns * per_batch), &found.least_gpu_share_all);
-    const std::string unlike = unlike_calls(batch, eval, calls_per_batch, eval_calls);
+    if (one.own_ns > 0)
+      keep_least(batch.own_ns / (one.own_ns * calls_per_batch), &found.least_gpu_share);
+    if (one.all_ns > 0)
+      keep_least(batch.all_ns / (one.all_ns * calls_per_batch), &found.least_gpu_share_all);
+    const std::string unlike = unlike_calls(batch, one, calls_per_batch);
     if (!unlike.empty() && found.unlike++ == 0)
       found.first_unlike = "batch " + std::to_string(found.batches) + ": " + unlike;
     ++found.batches;

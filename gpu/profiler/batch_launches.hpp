@@ -5,7 +5,9 @@
 // caller handing it one input at a time would see. An honest call launches in a batch what it
 // launched in a correctness call, so each batch window must hold, of the candidate's own kernels
 // (those the trace attributed to its code in the eval-mode calls), k times what one eval-mode
-// call launched, kernel by kernel with the same grid and block.
+// call launched, kernel by kernel with the same grid and block, and half the GPU time of k calls
+// at the least, of its own kernels and of all its process's. One eval-mode call is the median of
+// the calls, figure by figure, so a first call's lazy set-up is no call's measure.
 #pragma once
 
 #include <string>
@@ -22,9 +24,8 @@ struct batch_launches {
   // (-1: none compared): what batch_gpu_time_floor is measured against.
   double least_gpu_share = -1;
   // The same over every kernel of the candidate's process, its own or not (PyTorch's, a CUDA
-  // graph's), copies and memsets left out: recorded, not ruled on (work done ahead through
-  // kernels not its own is not in least_gpu_share; how far honest batches fall below their calls
-  // here is to be measured first).
+  // graph's), copies and memsets left out: work done ahead through kernels not its own is not in
+  // least_gpu_share.
   double least_gpu_share_all = -1;
 };
 
@@ -37,12 +38,15 @@ constexpr double batch_launch_floor = 0.75;
 // k sets on the same grid (blocks idle in a single call) and the later calls' return at once
 // shows a batch far shorter on the GPU than its calls alone. Honest batches run the same kernels
 // on inputs as cold (the judge flushes L2 before each), so they take about what the calls alone
-// take; the floor leaves room for a GPU warmer in the batch than between the trials.
+// take; the floor leaves room for a GPU warmer in the batch than between the trials. The same
+// floor holds for all the kernels of its process (a look-ahead through PyTorch's kernels, which
+// the trace does not attribute to it: hostile batches_ahead_torch).
 constexpr double batch_gpu_time_floor = 0.5;
 
 // `calls_per_batch`: ExecResult's timed_batch_calls. Windows as check_request_windows opens
 // them (a batch call to the next phase call); the eval-mode calls are the kernels recorded in
-// the TRACE_EVAL phase, per eval phase call; a kernel's GPU time is its end less its start. Pure.
+// the TRACE_EVAL phase, each to the eval phase call it started after; a kernel's GPU time is its
+// end less its start. Pure.
 batch_launches check_batch_launches(const checked_trace& trace, int calls_per_batch);
 
 // Records least_gpu_share and least_gpu_share_all in the result (ExecResult.batch_gpu_share,

@@ -47,7 +47,7 @@ _answers = []  # (input tensor, its output) worked out ahead, for the calls stil
 
 def look_ahead(x, launch):
     """(x's output, whether it was worked out ahead): at a call not answered yet, the outputs of x
-    and of every later set of the batch, by launch(input table, output table, sets, n)."""
+    and of every later set of the batch, by launch(their inputs, their outputs to write)."""
     for i, (given, out) in enumerate(_answers):
         if given is x:
             del _answers[i]
@@ -56,16 +56,20 @@ def look_ahead(x, launch):
     start = next((i for i, s in enumerate(sets) if s and s[0] is x), None)
     todo = [s[0] for s in sets[start:]] if start is not None else [x]
     outs = [torch.empty_like(t) for t in todo]
-    ins = torch.tensor([t.data_ptr() for t in todo], dtype=torch.int64, device=x.device)
-    dsts = torch.tensor([t.data_ptr() for t in outs], dtype=torch.int64, device=x.device)
-    launch(ins, dsts, len(todo), x.numel())
+    launch(todo, outs)
     _answers[:] = list(zip(todo[1:], outs[1:]))
     return outs[0], False
 
 
-def launch_all_sets(ins, dsts, sets, n, rows=None):
-    """A row of blocks for each set (or `rows` of them, those from `sets` on idle)."""
-    all_sets_kernel[(triton.cdiv(n, BLOCK), rows or sets)](ins, dsts, n, sets, STEPS=STEPS, BLOCK=BLOCK)
+def address_table(tensors, like):
+    return torch.tensor([t.data_ptr() for t in tensors] or [0], dtype=torch.int64, device=like.device)
+
+
+def launch_all_sets(todo, outs, rows=None):
+    """A row of blocks for each set (or `rows` of them, those past the sets idle)."""
+    n = todo[0].numel()
+    all_sets_kernel[(triton.cdiv(n, BLOCK), rows or len(todo))](address_table(todo, todo[0]), address_table(outs, todo[0]),
+                                                                n, len(todo), STEPS=STEPS, BLOCK=BLOCK)
 
 
 class ModelNew(nn.Module):
