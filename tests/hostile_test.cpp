@@ -198,6 +198,10 @@ const hostile_case cases[] = {
     // (written 2026-12-02).
     {"batches_ahead_torch", HACKED, "batch_unlike_its_calls", true, 0, "tests/tasks/launch_bound", "",
      KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "batches_ahead"},
+    // Unfilled outputs in the traced calls alone (found by the runner's frame), the calls that
+    // measure what one call costs on the GPU: their outputs are checked as a batch's are
+    // (written 2026-12-02).
+    {"wrong_when_traced", HACKED, "wrong_output_when_timed", true},
     // One output buffer returned every call: the delivery cannot hold each call's, so both sides
     // copy inside the timing; honest it stays OK, stale between its calls it is caught.
     {"reuses_output_buffer", OK, ""},

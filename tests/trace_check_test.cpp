@@ -639,7 +639,7 @@ TEST(BatchLaunches, FindABatchWorkedOutInItsFirstCall) {
   auto padded = check_batch_launches(batches_of_three({one, one, one}, {one, one, one}, {1200, 100, 100}), 3);
   EXPECT_EQ(padded.unlike, 1);
   EXPECT_DOUBLE_EQ(padded.least_gpu_share, 1400.0 / 3000.0);
-  EXPECT_EQ(padded.first_unlike, "batch 1: its kernels took 0.001 ms of GPU time, where 3 eval-mode calls take 0.003 ms");
+  EXPECT_EQ(padded.first_unlike, "batch 1: its kernels took 0.001 ms of GPU time, where 3 calls take 0.003 ms alone");
   // Faster on the GPU than alone by less than half: within the floor (1.5 + 0 + 0 of 3 us, at it).
   EXPECT_EQ(check_batch_launches(batches_of_three({one, one, one}, {one, one, one}, {600, 600, 600}), 3).unlike, 0);
   EXPECT_EQ(check_batch_launches(batches_of_three({one, one, one}, {one, one, one}, {1500, 0, 0}), 3).unlike, 0);
@@ -662,8 +662,8 @@ TEST(BatchLaunches, FindABatchWorkedOutAheadThroughPyTorchsKernels) {
   EXPECT_EQ(ahead.unlike, 1);
   EXPECT_DOUBLE_EQ(ahead.least_gpu_share_all, 14.0 / 33.0);
   EXPECT_EQ(ahead.first_unlike,
-            "batch 1: its process's kernels (its own and PyTorch's) took 0.014 ms of GPU time, where 3 eval-mode calls "
-            "take 0.033 ms");
+            "batch 1: its process's kernels (its own and PyTorch's) took 0.014 ms of GPU time, where 3 calls take "
+            "0.033 ms alone");
   // A batch at half its calls' GPU time or more is within the floor (3 + 15 = 18 of 33 us).
   EXPECT_EQ(check_batch_launches(with_pytorch_work({5'000, 5'000, 5'000}, {10'000, 10'000, 10'000}), 3).unlike, 0);
 }
@@ -690,6 +690,51 @@ TEST(BatchLaunches, MeasureOneCallByTheMedianOfTheEvalModeCalls) {
             [](const KernelActivity& a, const KernelActivity& b) { return a.start_ns() < b.start_ns(); });
   EXPECT_EQ(check_batch_launches(t, 2).first_unlike,
             "batch 0: 0 launches of 'prep' grid 64x1x1 block 128x1x1, where 2 eval-mode calls launch 2");
+}
+
+TEST(BatchLaunches, MeasureOneCallAloneByTheTracedCallsWhereLess) {
+  // Two eval-mode calls whose 'step' ran beside the judge's reference (2.5 us each), a batch of
+  // three at 1 us a call, then three traced calls alone.
+  const std::vector<int> one = {4, 1, 1};
+  checked_trace t = batches_of_three({one, one, one}, {one, one, one});
+  t.phase_calls = phase_calls_named({"train", "checks", "eval", "checks", "train", "checks", "eval", "checks", "batch",
+                                     "idle", "batch", "idle", "timed:0", "checks", "timed:1", "checks", "timed:2",
+                                     "checks", "untraced"});
+  t.phase_at_ns = {1'000'000,  2'000'000,  3'000'000,  4'000'000,  5'000'000,  6'000'000,  7'000'000,
+                   8'000'000,  10'000'000, 11'000'000, 20'000'000, 21'000'000, 22'000'000, 23'000'000,
+                   24'000'000, 25'000'000, 26'000'000, 27'000'000, 30'000'000};
+  for (auto& k : t.kernels)
+    if (k.phase().kind() == TRACE_EVAL && k.name() == "step")
+      k.set_end_ns(k.start_ns() + 2500);
+  const auto alone = [&](uint64_t step_ns) {
+    checked_trace traced = t;
+    for (uint64_t at : {22'100'000, 24'100'000, 26'100'000}) {
+      KernelActivity k = kernel_at("step", one, at, false, TRACE_TIMED, step_ns);
+      k.mutable_phase()->set_rep(static_cast<int>((at - 22'100'000) / 2'000'000));
+      traced.kernels.push_back(k);
+    }
+    return traced;
+  };
+  // Against the eval-mode calls alone, an honest batch is 3 of 7.5 us: below the floor.
+  EXPECT_EQ(check_batch_launches(t, 3).unlike, 2);
+  EXPECT_DOUBLE_EQ(check_batch_launches(t, 3).least_gpu_share, 3.0 / 7.5);
+  // Against the traced calls', at 1 us a call, it is its calls' time.
+  auto honest = check_batch_launches(alone(1000), 3);
+  EXPECT_EQ(honest.unlike, 0) << honest.first_unlike;
+  EXPECT_EQ(honest.least_gpu_share, 1.0);
+  EXPECT_EQ(honest.least_gpu_share_all, 1.0);
+  // Traced calls slower than the eval-mode calls leave the eval-mode calls' measure; traced calls
+  // with none of its kernels leave it too (a figure of 0 is no call's measure).
+  EXPECT_DOUBLE_EQ(check_batch_launches(alone(4000), 3).least_gpu_share, 3.0 / 7.5);
+  EXPECT_DOUBLE_EQ(check_batch_launches(alone(0), 3).least_gpu_share, 3.0 / 7.5);
+  // A batch worked out in its first call is as unlike its calls alone as before.
+  checked_trace ahead = alone(1000);
+  for (auto& k : ahead.kernels)
+    if (k.start_ns() > 20'000'000 && k.start_ns() < 21'000'000 && k.name() == "step")
+      k.set_end_ns(k.start_ns() + (k.start_ns() < 20'115'000 ? 1200 : 100));
+  auto found = check_batch_launches(ahead, 3);
+  EXPECT_EQ(found.unlike, 1);
+  EXPECT_EQ(found.first_unlike, "batch 1: its kernels took 0.001 ms of GPU time, where 3 calls take 0.003 ms alone");
 }
 
 }  // namespace

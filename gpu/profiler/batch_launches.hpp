@@ -7,7 +7,9 @@
 // (those the trace attributed to its code in the eval-mode calls), k times what one eval-mode
 // call launched, kernel by kernel with the same grid and block, and half the GPU time of k calls
 // at the least, of its own kernels and of all its process's. One eval-mode call is the median of
-// the calls, figure by figure, so a first call's lazy set-up is no call's measure.
+// the calls, figure by figure, so a first call's lazy set-up is no call's measure; its GPU time is
+// the traced calls' median (TRACE_TIMED: one call a request, alone on a quiet GPU, outputs
+// checked) where that is less, for the eval-mode calls run beside the judge's reference.
 #pragma once
 
 #include <string>
@@ -45,8 +47,8 @@ constexpr double batch_gpu_time_floor = 0.5;
 
 // `calls_per_batch`: ExecResult's timed_batch_calls. Windows as check_request_windows opens
 // them (a batch call to the next phase call); the eval-mode calls are the kernels recorded in
-// the TRACE_EVAL phase, each to the eval phase call it started after; a kernel's GPU time is its
-// end less its start. Pure.
+// the TRACE_EVAL phase, each to the eval phase call it started after, the traced calls those in
+// TRACE_TIMED, each to its window; a kernel's GPU time is its end less its start. Pure.
 batch_launches check_batch_launches(const checked_trace& trace, int calls_per_batch);
 
 // Records least_gpu_share and least_gpu_share_all in the result (ExecResult.batch_gpu_share,

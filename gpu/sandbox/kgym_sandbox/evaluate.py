@@ -255,8 +255,9 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     timing_planned(device == "cuda" and not device_memory.large(result))
     lap("timing_plan")
 
-    def check_timed(call: int, expected: list, given: list) -> None:
-        """A timed call's output against the reference's on the same inputs."""
+    def check_timed(call, expected: list, given: list) -> None:
+        """A timed call's output against the reference's on the same inputs (`call`: its number
+        in the batch, or which traced call)."""
         if compare.all_close(expected, given, opts["atol"], opts["rtol"]):
             return
         verdict = compare.compare(expected, given, opts["atol"], opts["rtol"])
@@ -281,7 +282,9 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
         lap.skip()  # time_interleaved counted its parts
         reference_changed = timed_reference.finish()  # its process exits while the traced calls run
         if device == "cuda" and candidate.traced and int(opts["traced_reps"]) > 0:
-            result["traced_rep_ms"] = timing.time_traced(candidate, new_inputs, int(opts["traced_reps"]))
+            result["traced_rep_ms"] = timing.time_traced(
+                candidate, new_inputs, int(opts["traced_reps"]),
+                lambda inputs: compare.flatten(reference(*inputs)), check_timed)
         gpu_done()  # the next evaluations' warm-ups may start now
         lap("timing_traced")
     except Failure:

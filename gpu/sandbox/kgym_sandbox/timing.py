@@ -684,17 +684,28 @@ def draw_pad(rng) -> int:
     return rng.randrange(0, device_memory.MAX_PAD_BYTES + 1, 2 << 20)
 
 
-def time_traced(candidate, new_inputs, reps: int) -> list:
+def time_traced(candidate, new_inputs, reps: int, expect=None, check=None) -> list:
     """A few more timed calls of the candidate alone, one per request, each traced as phase
     TRACE_TIMED (rep i) in its process, so the executor can check that its kernels ran inside the
-    time the judge saw (no work on a side stream or left running past its answer)."""
+    time the judge saw (no work on a side stream or left running past its answer). They are the
+    trace's calls alone on a quiet GPU (the executor's measure of one call's GPU time: the
+    eval-mode trials may run beside the judge's reference), so each one's output is checked too:
+    `expect(inputs)` gives the reference's outputs, made before the call (one that changes its
+    inputs in place leaves them as they were), and `check(call, expected, given)` rules on them
+    (as for a timed batch's calls; `call` names the rep)."""
     clock = Clock("cuda")
     times = []
     with torch.no_grad():
         for rep in range(reps):
-            candidate.fill_sets([new_inputs()], "timing")
+            inputs = new_inputs()
+            expected = expect(inputs) if expect else None
+            candidate.fill_sets([inputs], "timing")
+            inputs = None
             clock.ready()
             # Nothing taken off: the request's whole time bounds its kernels' span (with the
             # request cost taken off, an over-estimated cost made an honest span look too long).
             times.append(candidate.timed_batch(1, rep=rep, raw=True)[0] * 1e3)
+            if expected is not None:
+                check(f"{rep} of the traced calls", expected, candidate.slot_output(0))
+                expected = None
     return times

@@ -1,0 +1,90 @@
+"""What the batch rule (`gpu/profiler/batch_launches.cpp`, `batch_unlike_its_calls`) measures one
+call by, part by part, for each candidate trace kept in an archive (`KGYM_TRACE_ARCHIVE=DIR`, as
+deploy/gpu_suite.sh and the hostile tests keep them): the GPU time of the candidate's own kernels
+and of all its process's kernels (copies and memsets left out) in each eval-mode correctness call
+(which may run beside the judge's reference) and in each traced call alone (TRACE_TIMED), their
+medians, and a timed batch's own and all per call (the median batch over its calls, k from its
+own launches over one eval-mode call's). Where the eval-mode calls' median is far above the
+traced calls', the eval-mode calls ran slower than the calls alone.
+
+    python3 bench/batch_share_parts.py DIR [DIR ...]
+"""
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpu", "sandbox"))
+from kgym_sandbox.frames import kgym_pb2  # noqa: E402  the trace's phases are the schema's
+from identity_kernels import records  # noqa: E402
+
+
+def windows(recs: list, kind: int, to_next_of_kind: bool = False) -> list:
+    """(start, end) of each phase call of `kind`: to the next phase call, or with
+    `to_next_of_kind` to the next call of the same kind (an eval-mode call's work left running
+    counts as its own)."""
+    calls = [(r["phase"]["kind"], r["at_ns"]) for r in recs if "phase" in r and "at_ns" in r]
+    found = []
+    for i, (k, at) in enumerate(calls):
+        if k != kind:
+            continue
+        later = [a for kk, a in calls[i + 1:] if not to_next_of_kind or kk == kind]
+        found.append((at, later[0] if later else float("inf")))
+    return found
+
+
+def per_window(kernels: list, spans: list, own) -> list:
+    """(own ns, all ns, own launches) of each window, a kernel to the window it started in."""
+    out = []
+    for a, b in spans:
+        inside = [k for k in kernels if a <= k["start_ns"] < b]
+        mine = [k for k in inside if own(k)]
+        out.append((sum(k["end_ns"] - k["start_ns"] for k in mine),
+                    sum(k["end_ns"] - k["start_ns"] for k in inside), len(mine)))
+    return out
+
+
+def parts(path: str) -> dict:
+    recs = records(path)
+    kernels = [r["kernel"] for r in recs if "kernel" in r and r["kernel"]["name"] not in ("[memcpy]", "[memset]")]
+    of_phase = lambda kind: [k for k in kernels if k.get("phase", {}).get("kind") == kind]  # noqa: E731
+    evals = per_window(of_phase(kgym_pb2.TRACE_EVAL), windows(recs, kgym_pb2.TRACE_EVAL, True),
+                       lambda k: k.get("generated"))
+    names = {k["name"] for k in of_phase(kgym_pb2.TRACE_EVAL) if k.get("generated")}
+    mine = lambda k: k["name"] in names  # noqa: E731
+    alone = per_window(of_phase(kgym_pb2.TRACE_TIMED), windows(recs, kgym_pb2.TRACE_TIMED), mine)
+    batches = per_window(kernels, windows(recs, kgym_pb2.TRACE_BATCH), mine)
+    median = lambda xs: statistics.median(xs) if xs else 0.0  # noqa: E731
+    per_call_launches = median([n for _, _, n in evals])
+    k = max(round(median([n for _, _, n in batches]) / per_call_launches), 1) if per_call_launches else 1
+    return {"eval_own": [o for o, _, _ in evals], "eval_all": [a for _, a, _ in evals],
+            "alone_own": [o for o, _, _ in alone], "alone_all": [a for _, a, _ in alone],
+            "batch_own": median([o for o, _, _ in batches]) / k, "batch_all": median([a for _, a, _ in batches]) / k,
+            "k": k, "batches": len(batches)}
+
+
+def us(values) -> str:
+    return " ".join(f"{v / 1e3:.1f}" for v in values)
+
+
+def main() -> None:
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    print("| trace | eval-mode calls own us | median own / all | traced calls own us | median own / all | "
+          "batch per call own / all (k) |")
+    print("|---|---|---|---|---|---|")
+    for archive in sys.argv[1:]:
+        for root, _, files in os.walk(archive):
+            for name in sorted(files):
+                if not name.endswith(".jsonl") or name.endswith(".reference.jsonl"):
+                    continue
+                p = parts(os.path.join(root, name))
+                if not p["eval_own"]:
+                    continue
+                m = lambda xs: statistics.median(xs) if xs else 0.0  # noqa: E731
+                print(f"| {name[:-6]} | {us(p['eval_own'])} | {m(p['eval_own']) / 1e3:.1f} / {m(p['eval_all']) / 1e3:.1f} "
+                      f"| {us(p['alone_own'])} | {m(p['alone_own']) / 1e3:.1f} / {m(p['alone_all']) / 1e3:.1f} "
+                      f"| {p['batch_own'] / 1e3:.1f} / {p['batch_all'] / 1e3:.1f} ({p['k']}, {p['batches']} batches) |")
+
+
+if __name__ == "__main__":
+    main()
