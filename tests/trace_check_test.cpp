@@ -643,6 +643,15 @@ TEST(BatchLaunches, FindABatchWorkedOutInItsFirstCall) {
   // Faster on the GPU than alone by less than half: within the floor (1.5 + 0 + 0 of 3 us, at it).
   EXPECT_EQ(check_batch_launches(batches_of_three({one, one, one}, {one, one, one}, {600, 600, 600}), 3).unlike, 0);
   EXPECT_EQ(check_batch_launches(batches_of_three({one, one, one}, {one, one, one}, {1500, 0, 0}), 3).unlike, 0);
+  ExecResult clock = result_with(HACKED);  // another rule's HACKED first: its message, both rules' evidence
+  clock.set_message("the judge's clock");
+  apply_batch_launches(ahead, false, &clock);
+  EXPECT_EQ(clock.message(), "the judge's clock");
+  ASSERT_EQ(clock.evidence_size(), 1);
+  EXPECT_EQ(clock.evidence(0).kind(), BATCH_UNLIKE_ITS_CALLS);
+  ExecResult wrong = result_with(INCORRECT);  // no verdict on a batch of wrong calls
+  apply_batch_launches(ahead, false, &wrong);
+  EXPECT_EQ(wrong.evidence_size(), 0);
   ExecResult ablation = result_with(OK);  // the check off: the evidence stays, the verdict too
   apply_batch_launches(fewer, true, &ablation);
   EXPECT_EQ(Verdict_Name(ablation.verdict()), "OK");

@@ -207,13 +207,15 @@ void apply_batch_launches(const batch_launches& found, bool no_hacking_check, Ex
     result->set_batch_gpu_share(found.least_gpu_share);
   if (found.least_gpu_share_all >= 0)
     result->set_batch_gpu_share_all(found.least_gpu_share_all);
-  if (result->verdict() != OK || found.unlike == 0)
+  // Kept beside another rule's HACKED too (the judge's clock can end an evaluation first): every
+  // rule a cheat broke is in its evidence.
+  if ((result->verdict() != OK && result->verdict() != HACKED) || found.unlike == 0)
     return;
   add_evidence(result, BATCH_UNLIKE_ITS_CALLS,
                std::to_string(found.unlike) + " of " + std::to_string(found.batches) +
                    " timed batches ran its kernels other than its calls did alone; " + found.first_unlike,
                "cupti");
-  if (!no_hacking_check)
+  if (!no_hacking_check && result->verdict() == OK)
     mark_hacked(result, PHASE_TIMING,
                 "the candidate's timed batches ran its kernels other than its calls do one at a time (work for "
                 "several calls at once: it read the batch's later inputs ahead of their calls)");

@@ -54,7 +54,7 @@ batch_launches check_batch_launches(const checked_trace& trace, int calls_per_ba
 // Records least_gpu_share and least_gpu_share_all in the result (ExecResult.batch_gpu_share,
 // batch_gpu_share_all); for a result the sandbox
 // found OK, a batch unlike its calls -> HACKED "batch_unlike_its_calls" (evidence kept even with
-// the check off).
+// the check off, and beside another rule's HACKED).
 void apply_batch_launches(const batch_launches& found, bool no_hacking_check, ExecResult* result);
 
 }  // namespace kgym
