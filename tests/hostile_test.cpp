@@ -189,10 +189,12 @@ const hostile_case cases[] = {
     // unlike k calls alone (written 2026-12-02).
     {"batches_ahead", HACKED, "batch_unlike_its_calls", true, 0, "tests/tasks/launch_bound"},
     // ... every call launching the same kernel on the same grid (rows of blocks idle in a call
-    // alone), the later calls' with nothing to do: its batches' GPU time is about one call's
-    // (written 2026-12-02, not yet run on a GPU).
-    {"batches_ahead_padded", HACKED, "batch_unlike_its_calls", true, 0, "tests/tasks/launch_bound", "",
-     KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "batches_ahead"},
+    // alone), the later calls' with nothing to do. On an H200 a kernel of idle blocks costs about
+    // half a working one: its batches' own GPU time was 0.39-0.54 of its calls' alone, around the
+    // rule's floor (caught in some runs, not in others), and its speedup 14.7-19.6x, within its
+    // honest twin's 13.1-21.7x: caught, or no faster than an honest answer.
+    {"batches_ahead_padded", OK, "", true, 25.0, "tests/tasks/launch_bound", "", KERNELBENCH_TOLERANCES,
+     PLACEMENT_UNSPECIFIED, "batches_ahead", "batch_unlike_its_calls|reference_slowed_after_candidate"},
     // ... or the look-ahead through PyTorch's kernels (not attributed to it), every call also
     // launching a token kernel of its own: its process's GPU time a batch is about one call's
     // (written 2026-12-02).

@@ -558,8 +558,10 @@ class Delivery(unittest.TestCase):
 
     def test_the_upper_quartile_is_what_more_than_a_quarter_reach(self):
         self.assertEqual(timing.upper_quartile([3.0]), 3.0)
-        self.assertEqual(timing.upper_quartile([1.0, 4.0, 2.0, 3.0]), 4.0)  # up to four: the largest
+        self.assertEqual(timing.upper_quartile([1.0, 3.0, 2.0]), 3.0)  # up to three: the largest
+        self.assertEqual(timing.upper_quartile([1.0, 4.0, 2.0, 3.0]), 3.0)  # one of four is a quarter
         self.assertEqual(timing.upper_quartile([5.0, 1.0, 4.0, 2.0, 3.0]), 4.0)
+        self.assertEqual(timing.upper_quartile(list(range(8))), 5)  # two of eight: a quarter
         self.assertEqual(timing.upper_quartile(list(range(9))), 6)
 
     def test_a_deliverys_excess_is_the_upper_quartile_beyond_the_reference_runners_pair(self):

@@ -394,14 +394,15 @@ DELIVERY_SHARE = 0.25     # ... or this share of the reference runner's, where t
 
 
 def upper_quartile(values: list) -> float:
-    """The value (n - 1) // 4 places from the largest (for up to four values the largest): what
-    more than a quarter of them reach. A candidate gains nothing from the judge's interquartile
-    mean unless more than a quarter of its batches are fast, so the rules on what such batches
-    leave behind (work in a delivery, work while the reference runs) look at this quantile:
-    fewer than a quarter of its deliveries or of the reference's batches may be disturbed at
-    random without moving it, more than a quarter cannot be hidden from it."""
+    """The value n // 4 places from the largest (for up to three values the largest): what more
+    than a quarter of them reach. A candidate gains nothing from the judge's interquartile mean
+    unless more than a quarter of its batches are fast (it cuts n // 4 from each end), so the
+    rules on what such batches leave behind (work in a delivery, work while the reference runs)
+    look at this quantile: a quarter of its deliveries or of the reference's batches may be
+    disturbed at random without moving it (one of an honest answer's four delivered batches,
+    unprivileged on an H200, 0.68 ms beyond), more than a quarter cannot be hidden from it."""
     ordered = sorted(values)
-    return ordered[len(ordered) - 1 - (len(ordered) - 1) // 4]
+    return ordered[len(ordered) - 1 - len(ordered) // 4]
 
 
 def by_batch(values: list, parts: list) -> list:
