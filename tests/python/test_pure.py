@@ -623,20 +623,25 @@ class Delivery(unittest.TestCase):
     def test_the_references_batches_after_the_candidates_are_compared_with_those_before(self):
         second = [False, True] * 3
         self.assertEqual(timing.reference_after_ratio([10.0, 10.0, 10.0, 9.5, 10.0, 10.0], second), 1.0)
-        self.assertEqual(timing.reference_after_ratio([10.0, 20.0, 10.0, 15.0, 10.0, 25.0], second), 2.5)
-        # One stalled batch of eight after the candidate's moves nothing; three slowed do.
+        self.assertEqual(timing.reference_after_ratio([10.0, 20.0, 10.0, 15.0, 10.0, 25.0], second), 2.0)
+        # One stalled batch of eight after the candidate's moves nothing, nor three (its three fast
+        # batches of sixteen would be cut by its interquartile mean); five slowed do.
         self.assertEqual(timing.reference_after_ratio([10.0] * 8 + [10.0, 30.0] + [10.0] * 6, [False, True] * 8), 1.0)
         self.assertEqual(timing.reference_after_ratio([10.0, 20.0, 10.0, 20.0] + [10.0] * 8 + [10.0, 20.0, 10.0, 10.0],
-                                                      [False, True] * 8), 2.0)
+                                                      [False, True] * 8), 1.0)
+        self.assertEqual(timing.reference_after_ratio([10.0, 20.0] * 5 + [10.0] * 6, [False, True] * 8), 2.0)
+        # Of two after it, one slow at random is not the finding; both are.
+        self.assertEqual(timing.reference_after_ratio([3.3, 3.75, 3.3, 3.3], [False, True] * 2), 1.0)
+        self.assertAlmostEqual(timing.reference_after_ratio([3.3, 6.6, 3.3, 6.6], [False, True] * 2), 2.0)
         self.assertIsNone(timing.reference_after_ratio([10.0, 20.0, 10.0], [False, True, False]))  # one after
         self.assertEqual(timing.reference_slowed([10.0, 10.8, 10.0, 10.8], [False, True, False, True]), "")  # 1.08x
         self.assertNotEqual(timing.reference_slowed([10.0, 12.0, 10.0, 12.0], [False, True, False, True]), "")  # 1.2x
         self.assertEqual(timing.reference_slowed([8.0, 8.0, 12.0, 12.0], [True, True, False, False]), "")  # faster
         self.assertEqual(timing.reference_slowed([10.0, 20.0, 10.0, 15.0, 10.0, 25.0], second),
-                         "the reference's 3 batches run right after the candidate's took 2.500x the 3 run before it "
-                         "(upper quartiles, 25.000 against 10.000 ms; bound 1.1x)")
-        # A reference whose batches spread widely, the same in both positions: its upper quartile
-        # against its median would be 1.17x; against the other side's upper quartile it is 1.
+                         "the reference's 3 batches run right after the candidate's took 2.000x the 3 run before it "
+                         "(what more than half reach, 20.000 against 10.000 ms; bound 1.1x)")
+        # A reference whose batches spread widely, the same in both positions: one side's upper
+        # quartile against the other's median would be 1.4x; the same quantile on both sides, 1.
         spread = [10.0, 10.0, 14.0, 14.0, 10.0, 10.0, 14.0, 14.0]
         self.assertEqual(timing.reference_after_ratio(spread, [False, True] * 4), 1.0)
         self.assertEqual(timing.reference_slowed(spread, [False, True] * 4), "")

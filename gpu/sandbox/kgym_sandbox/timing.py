@@ -471,20 +471,31 @@ def by_position(batches_ms: list, second: list) -> tuple:
     return [t for t, s in zip(batches_ms, second) if s], [t for t, s in zip(batches_ms, second) if not s]
 
 
+def more_than_half(values: list) -> float:
+    """The value n // 2 places from the largest: what more than half of them reach (of two, the
+    smaller)."""
+    ordered = sorted(values)
+    return ordered[len(ordered) - 1 - len(ordered) // 2]
+
+
 def reference_after_ratio(batches_ms: list, second: list):
-    """The upper quartile of the reference's batches that ran right after the candidate's in
-    their pair (`second`: a flag per batch, ExecResult's reference_batches_second) over the upper
-    quartile of those that ran first; None with fewer than two of either. An honest candidate
-    leaves nothing running once it has answered, so the two agree (identity answers over
-    KernelBench's levels 1 and 2 on an H200: 0.982-1.015); work it left running, unseen by its
-    trace, slows the reference's batch that runs after it. The same quantile on both sides: a
-    launch-bound reference whose batches spread widely (tests/tasks/launch_bound, H200: their
-    standard deviation about their mean) measured 1.02-1.05 against the median of the others, and
-    once 1.199, with honest answers; 0.988-1.003 against their upper quartile."""
+    """What more than half of the reference's batches that ran right after the candidate's in
+    their pair reach (`second`: a flag per batch, ExecResult's reference_batches_second) over what
+    more than half of those that ran first reach; None with fewer than two of either. An honest
+    candidate leaves nothing running once it has answered, so the two agree; work it left running,
+    unseen by its trace, slows the reference's batch that runs after it. The pairs alternate which
+    side runs first, and work left past a batch of a pair the reference opened slows the
+    candidate's own next batch: only its batches in the pairs it opens can be fast this way, half
+    of its batches, and its interquartile mean moves only when more than a quarter of them are
+    fast, so more than half of the reference's batches after them are slowed. Fewer may be slow
+    at random (the honest fused GELU answer, H200: one of two at 1.145x, against the upper
+    quartile that was the larger of two). The same quantile on both sides: a launch-bound
+    reference's batches spread widely (tests/tasks/launch_bound, H200: their standard deviation
+    about their mean)."""
     after, before = by_position(batches_ms, second)
     if len(after) < 2 or len(before) < 2:
         return None
-    return upper_quartile(after) / max(upper_quartile(before), 1e-9)
+    return more_than_half(after) / max(more_than_half(before), 1e-9)
 
 
 def reference_slowed(batches_ms: list, second: list) -> str:
@@ -495,8 +506,8 @@ def reference_slowed(batches_ms: list, second: list) -> str:
         return ""
     after, before = by_position(batches_ms, second)
     return (f"the reference's {len(after)} batches run right after the candidate's took {ratio:.3f}x the "
-            f"{len(before)} run before it (upper quartiles, {upper_quartile(after):.3f} against "
-            f"{upper_quartile(before):.3f} ms; bound {REFERENCE_AFTER_BOUND}x)")
+            f"{len(before)} run before it (what more than half reach, {more_than_half(after):.3f} against "
+            f"{more_than_half(before):.3f} ms; bound {REFERENCE_AFTER_BOUND}x)")
 
 
 def clock_findings(result: dict, gpu: bool) -> list:
