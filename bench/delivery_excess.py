@@ -31,7 +31,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "gpu", "sandbox"))
 from kgym_sandbox.timing import (REFERENCE_AFTER_BOUND, delivery_bound_ms, delivery_excess_ms,  # noqa: E402
-                                 reference_after_ratio)
+                                 result_after_ratio)
 
 # (task, hostile file, the files it is appended to, in order: as tests/hostile_test.cpp's cases)
 FUSED = "tasks/gelu_scale_residual/candidates/fused.py"
@@ -73,7 +73,7 @@ def row(group: str, task: str, r: dict) -> str:
     parts = r.get("delivery_parts", [])
     excess = delivery_excess_ms(r.get("reference_delivery_ms", []), deliveries, parts)
     bound = delivery_bound_ms(r.get("reference_delivery_ms", []), parts)
-    after = reference_after_ratio(r.get("reference_batches_ms", []), r.get("reference_batches_second", []))
+    after = result_after_ratio(r)
     kinds = sorted({e.get("kind", "") for e in r.get("evidence", []) if e.get("kind") != "NO_GENERATED_KERNEL"})
     per_call = r.get("candidate_time", {}).get("median_ms")
     share, share_all = r.get("batch_gpu_share"), r.get("batch_gpu_share_all")

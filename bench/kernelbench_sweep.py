@@ -39,7 +39,7 @@ from kgym_client import KgymClient
 
 sys.path.insert(0, os.path.join(ROOT, "gpu", "sandbox"))
 from kgym_sandbox.timing import (REFERENCE_AFTER_BOUND, delivery_bound_ms, delivery_excess_ms,  # noqa: E402
-                                 reference_after_ratio)
+                                 result_after_ratio)
 
 
 def sweep_level(client: KgymClient, tasks: list, level: int, args, out) -> list:
@@ -123,8 +123,7 @@ def report(level: int, results: list, elapsed_s: float) -> None:
             print(f"  deliveries beyond the reference runner's (each problem's upper quartile): median "
                   f"{statistics.median(excess):.3f} ms, least {min(excess):.3f}, most {max(excess):.3f}; "
                   f"most of its bound {max(e / b for e, b in paired):.2f} ({len(excess)} problems)")
-        after = [a for a in (reference_after_ratio(r.get("reference_batches_ms", []), r.get("reference_batches_second", []))
-                             for r in ok) if a is not None]
+        after = [a for a in map(result_after_ratio, ok) if a is not None]
         if after:
             print(f"  the reference's batches after the candidate's over those before: median "
                   f"{statistics.median(after):.3f}, least {min(after):.3f}, most {max(after):.3f} "

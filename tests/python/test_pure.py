@@ -646,6 +646,24 @@ class Delivery(unittest.TestCase):
         self.assertEqual(timing.reference_after_ratio(spread, [False, True] * 4), 1.0)
         self.assertEqual(timing.reference_slowed(spread, [False, True] * 4), "")
 
+    def test_a_fast_mode_of_few_batches_has_the_reference_after_them_ruled_by_the_upper_quartile(self):
+        # Two of four reference batches after the candidate's slowed: under its interquartile
+        # mean over all eight of its batches that gains it nothing; where its time came from a
+        # fast mode of three batches (placements redrawn), it may.
+        slowed = {"reference_batches_ms": [10.0, 20.0, 10.0, 20.0, 10.0, 10.0, 10.0, 10.0],
+                  "reference_batches_second": [False, True] * 4, "candidate_batches_ms": [1.0] * 8,
+                  "candidate_batches_timed": 8}
+        self.assertEqual(timing.clock_findings(slowed, True), [])
+        kinds = [kind for kind, _, _ in timing.clock_findings(dict(slowed, candidate_batches_timed=3), True)]
+        self.assertEqual(kinds, ["REFERENCE_SLOWED_AFTER_CANDIDATE"])
+        self.assertIn("(upper quartiles, 20.000 against 10.000 ms", timing.clock_findings(
+            dict(slowed, candidate_batches_timed=3), True)[0][2])
+        self.assertIs(timing.after_quantile([1.0] * 8, 8), timing.more_than_half)
+        self.assertIs(timing.after_quantile([1.0] * 8, 3), timing.upper_quartile)
+        self.assertIs(timing.after_quantile([], 0), timing.more_than_half)
+        self.assertEqual(timing.result_after_ratio(slowed), 1.0)  # the benches' figure, the judge's quantile
+        self.assertEqual(timing.result_after_ratio(dict(slowed, candidate_batches_timed=3)), 2.0)
+
     def test_the_judges_clock_rules_on_both_findings_at_once(self):
         honest = {"reference_delivery_ms": [0.5] * 4, "delivery_ms": [0.4] * 4,
                   "reference_batches_ms": [10.0] * 4, "reference_batches_second": [False, True] * 2}

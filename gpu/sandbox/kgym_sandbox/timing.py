@@ -479,7 +479,7 @@ def more_than_half(values: list) -> float:
     return ordered[len(ordered) - 1 - len(ordered) // 2]
 
 
-def reference_after_ratio(batches_ms: list, second: list):
+def reference_after_ratio(batches_ms: list, second: list, quantile=None):
     """What more than half of the reference's batches that ran right after the candidate's in
     their pair reach (`second`: a flag per batch, ExecResult's reference_batches_second) over what
     more than half of those that ran first reach; None with fewer than two of either. An honest
@@ -490,41 +490,64 @@ def reference_after_ratio(batches_ms: list, second: list):
     of its batches, and its interquartile mean moves only when more than a quarter of them are
     fast, so more than half of the reference's batches after them are slowed. Fewer may be slow
     at random (the honest fused GELU answer, H200: one of two at 1.145x, against the upper
-    quartile that was the larger of two). The same quantile on both sides: a launch-bound
+    quartile that was the larger of two). Where the candidate's time came from a fast mode, a few
+    of its batches (placements redrawn: timed_batches), that argument does not hold: `quantile`
+    is then upper_quartile (after_quantile). The same quantile on both sides: a launch-bound
     reference's batches spread widely (tests/tasks/launch_bound, H200: their standard deviation
     about their mean)."""
+    quantile = quantile or more_than_half
     after, before = by_position(batches_ms, second)
     if len(after) < 2 or len(before) < 2:
         return None
-    return more_than_half(after) / max(more_than_half(before), 1e-9)
+    return quantile(after) / max(quantile(before), 1e-9)
 
 
-def reference_slowed(batches_ms: list, second: list) -> str:
+def after_quantile(candidate_batches_ms: list, candidate_batches_timed: int):
+    """The quantile reference_after_ratio takes: more_than_half where every batch of the candidate
+    went into its time (its interquartile mean), upper_quartile where fewer did (a fast mode of
+    as few as MODE_LEAST batches: a quarter slowed is then more than it needs)."""
+    n = len(candidate_batches_ms)
+    return upper_quartile if 0 < candidate_batches_timed < n else more_than_half
+
+
+def result_after_ratio(result: dict):
+    """reference_after_ratio of an ExecResult's fields (as `kgym check --json` prints them or
+    evaluate fills them), with the quantile the judge takes for it (after_quantile)."""
+    return reference_after_ratio(result.get("reference_batches_ms", []), result.get("reference_batches_second", []),
+                                 after_quantile(result.get("candidate_batches_ms", []),
+                                                result.get("candidate_batches_timed", 0)))
+
+
+def reference_slowed(batches_ms: list, second: list, quantile=None) -> str:
     """The finding that the reference ran slower right after the candidate's batches than before
     them (beyond REFERENCE_AFTER_BOUND), or "" (none, or too few batches of either)."""
-    ratio = reference_after_ratio(batches_ms, second)
+    quantile = quantile or more_than_half
+    ratio = reference_after_ratio(batches_ms, second, quantile)
     if ratio is None or ratio <= REFERENCE_AFTER_BOUND:
         return ""
     after, before = by_position(batches_ms, second)
+    words = "upper quartiles" if quantile is upper_quartile else "what more than half reach"
     return (f"the reference's {len(after)} batches run right after the candidate's took {ratio:.3f}x the "
-            f"{len(before)} run before it (what more than half reach, {more_than_half(after):.3f} against "
-            f"{more_than_half(before):.3f} ms; bound {REFERENCE_AFTER_BOUND}x)")
+            f"{len(before)} run before it ({words}, {quantile(after):.3f} against {quantile(before):.3f} ms; "
+            f"bound {REFERENCE_AFTER_BOUND}x)")
 
 
 def clock_findings(result: dict, gpu: bool) -> list:
     """What the judge's own clock around both sides' requests found, unseen by the candidate's
     trace: [(EvidenceKind, the verdict's words, the evidence's detail)], one a rule that fired
     (both where both did). `result`: the ExecResult's fields as evaluate fills them
-    (delivery_ms, reference_delivery_ms, delivery_parts, reference_batches_ms, reference_batches_second);
-    `gpu`: the reference-after rule only there (on the CPU the two runners share a core)."""
+    (delivery_ms, reference_delivery_ms, delivery_parts, reference_batches_ms, reference_batches_second,
+    candidate_batches_ms, candidate_batches_timed); `gpu`: the reference-after rule only there (on
+    the CPU the two runners share a core)."""
     findings = []
     found = delivery_work(result.get("reference_delivery_ms", []), result.get("delivery_ms", []),
                           result.get("delivery_parts", []))
     if found:
         findings.append(("DELIVERY_SLOWER_THAN_REFERENCE",
                          "work done in its deliveries, off the judge's clock: " + found, found))
-    found = reference_slowed(result.get("reference_batches_ms", []), result.get("reference_batches_second", [])) \
-        if gpu else ""
+    quantile = after_quantile(result.get("candidate_batches_ms", []), result.get("candidate_batches_timed", 0))
+    found = reference_slowed(result.get("reference_batches_ms", []), result.get("reference_batches_second", []),
+                             quantile) if gpu else ""
     if found:
         findings.append(("REFERENCE_SLOWED_AFTER_CANDIDATE",
                          "work left running past its answers, unseen by its trace: " + found, found))
