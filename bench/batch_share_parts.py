@@ -1,11 +1,11 @@
 """What the batch rule (`gpu/profiler/batch_launches.cpp`, `batch_unlike_its_calls`) measures one
-call by, part by part, for each candidate trace kept in an archive (`KGYM_TRACE_ARCHIVE=DIR`, as
-deploy/gpu_suite.sh and the hostile tests keep them): the GPU time of the candidate's own kernels
-and of all its process's kernels (copies and memsets left out) in each eval-mode correctness call
-(which may run beside the judge's reference) and in each traced call alone (TRACE_TIMED), their
-medians, and a timed batch's own and all per call (the median batch over its calls, k from its
-own launches over one eval-mode call's). Where the eval-mode calls' median is far above the
-traced calls', the eval-mode calls ran slower than the calls alone.
+call by, part by part, for each candidate trace kept in an archive (`KGYM_TRACE_ARCHIVE=DIR` for
+`kgym check` or tests/profile_test; every trace there, <id>~2 ... too): the GPU time of the
+candidate's own kernels and of all its process's kernels (copies and memsets left out) in each
+eval-mode correctness call (which may run beside the judge's reference) and in each traced call
+alone (TRACE_TIMED), their medians, and a timed batch's own and all per call (the median batch over
+its calls, k from its own launches over one eval-mode call's). Where the eval-mode calls' median is
+far above the traced calls', the eval-mode calls ran slower than the calls alone.
 
     python3 bench/batch_share_parts.py DIR [DIR ...]
 """

@@ -16,6 +16,9 @@ kernels (busy time and span): the timing runs until the speedup's error is small
 clock's batches differ far more than the kernels' the time goes into noise of the requests
 around the kernels, not of the GPU's work.
 
+An archive holds one `kgym check` run here: its results name traces by request id, and a later
+run's evaluations of the same ids are kept beside them as <id>~2, ... (not read).
+
     KGYM_TRACE_ARCHIVE=/tmp/traces build/kgym check --device cuda --json --no-hacking-check \
         --task TASK --candidate identity ... > results.jsonl
     python3 bench/identity_kernels.py /tmp/traces results.jsonl

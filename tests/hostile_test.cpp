@@ -946,6 +946,28 @@ TEST(Containment, TheSandboxStartsWithItsFirstEvaluationsPrepared) {
   EXPECT_EQ(fresh.zygote_starts(), 1);
 }
 
+// KGYM_TRACE_ARCHIVE (bench/identity_kernels.py, bench/batch_share_parts.py): every evaluation's
+// trace is kept, the second of one request id beside the first (each `kgym check` numbers its
+// requests from check-1 again).
+TEST(TraceArchive, KeepsEveryEvaluationsTrace) {
+  if (test_device() == CUDA && !gpu_present())
+    GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
+  const auto archive = std::filesystem::temp_directory_path() / ("kgym-archive-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(archive);
+  auto options = test_executor_options();
+  options.trace_archive = archive.string();
+  sandbox_evaluator archiving(options);
+  for (int i = 0; i < 2; ++i) {
+    ExecResult r = archiving.evaluate(request_for("gelu_scale_residual", "archived", fused_candidate()));
+    EXPECT_EQ(Verdict_Name(r.verdict()), "OK") << summary_line(r);
+  }
+  for (const char* name : {"gelu_scale_residual_archived.jsonl", "gelu_scale_residual_archived~2.jsonl"}) {
+    EXPECT_GT(std::filesystem::exists(archive / name) ? std::filesystem::file_size(archive / name) : 0u, 0u) << name;
+  }
+  EXPECT_FALSE(std::filesystem::exists(archive / "gelu_scale_residual_archived~3.jsonl"));
+  std::filesystem::remove_all(archive);
+}
+
 // A candidate cannot reach the evaluations prepared after it (ACandidateSeesAndStopsNoOtherProcess);
 // if something else harms them anyway (here the test, as kgym's own uid, stops every process the
 // zygote holds ready), the zygote sees it before it hands over the next request and makes fresh

@@ -102,6 +102,11 @@ void archive_trace(const fs::path& workdir, const fs::path& candidate_dir, const
   std::replace(name.begin(), name.end(), '/', '_');
   std::error_code ignored;
   fs::create_directories(archive, ignored);
+  // Request ids restart with each `kgym check`: a name an earlier evaluation took gets a suffix
+  // (<id>~2, <id>~3, ...), so no trace in the archive is overwritten.
+  const std::string id = name;
+  for (int n = 2; fs::exists(archive / (name + ".jsonl"), ignored); ++n)
+    name = id + "~" + std::to_string(n);
   auto keep = [&](const fs::path& from, const std::string& as) {  // what the candidate left there, never a link
     std::ofstream(archive / as, std::ios::binary) << read_untrusted_file(from.string(), max_trace_bytes).value_or("");
   };

@@ -30,7 +30,7 @@ struct executor_options {
   std::string work_root;  // per-evaluation private directories are made below it
   std::chrono::seconds start_timeout = default_start_timeout;
   std::chrono::seconds exit_grace{15};  // after a kill, how long to wait for the exit report
-  std::string trace_archive;  // if set, each CUPTI trace is copied here as <request_id>.jsonl (+ .key)
+  std::string trace_archive;  // if set, each trace is copied here as <request_id>.jsonl (+ .key; <id>~2 ... where taken)
   // Evaluations of one request while kgym's own processes run out of GPU memory
   // (ExecResult.own_device_memory_exhausted): never the candidate's verdict.
   int own_memory_attempts = default_own_memory_attempts;
