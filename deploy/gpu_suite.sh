@@ -27,7 +27,7 @@ if [ "${KGYM_SKIP_TESTS:-0}" != 1 ]; then
   if [ -n "${KGYM_TEST_SHARD:-}" ]; then
     export GTEST_SHARD_INDEX="${KGYM_TEST_SHARD%/*}" GTEST_TOTAL_SHARDS="${KGYM_TEST_SHARD#*/}"
   fi
-  export KGYM_TRACE_ARCHIVE="$out/traces"  # CUPTI traces of the profile tests, as test data
+  export KGYM_TRACE_ARCHIVE="$out/traces"  # CUPTI traces of the profile and hostile tests (test data; bench/batch_share_parts.py)
   mkdir -p "$KGYM_TRACE_ARCHIVE"
   if [ -n "${KGYM_TEST_FILTER:-}" ]; then
     for t in hostile_test profile_test; do

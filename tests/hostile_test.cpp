@@ -270,6 +270,9 @@ executor_options test_executor_options() {
   options.launch.cupti_library = cupti_library();
   options.launch.checks_library = checks_library();
   options.launch.trace_library = trace_library();
+  // deploy/gpu_suite.sh keeps the cases' traces (bench/batch_share_parts.py reads them).
+  if (const char* archive = std::getenv("KGYM_TRACE_ARCHIVE"); archive && *archive)
+    options.trace_archive = archive;
   return options;
 }
 
