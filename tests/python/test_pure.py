@@ -1074,6 +1074,24 @@ class PidNamespaces(unittest.TestCase):
         self.assertEqual(os.readlink("/proc/self/ns/pid_for_children"), os.readlink("/proc/self/ns/pid"))
 
 
+    def test_a_clone_waits_for_the_threads_still_exiting(self):
+        """A raw clone takes none of glibc's locks: a thread alive (or still exiting) at that
+        moment could leave one held in the child, so it waits for one thread (in a forked child
+        here: the test runner has torch's threads)."""
+        import threading
+        from kgym_sandbox import isolation
+        child = os.fork()
+        if child == 0:
+            stop = threading.Event()
+            alive = threading.Thread(target=stop.wait)
+            alive.start()
+            busy = isolation.wait_single_threaded(0.05)
+            stop.set()
+            alive.join()
+            os._exit(0 if not busy and isolation.wait_single_threaded() else 1)
+        _, status = os.waitpid(child, 0)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0)
+
     @unittest.skipUnless(os.geteuid() == 0, "drops to an unprivileged uid first")
     def test_unprivileged_a_user_namespace_of_its_own_gives_each_child_its_own(self):
         """As an unprivileged zygote: root of its own user namespace (one uid, none to switch

@@ -11,6 +11,7 @@ import signal
 import stat
 import sys
 import tempfile
+import time
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
@@ -212,12 +213,27 @@ def drop_capabilities() -> bool:
 SYS_CLONE = {"x86_64": 56, "aarch64": 220}.get(os.uname().machine)
 
 
+def wait_single_threaded(timeout_s: float = 2.0) -> bool:
+    """Whether this process is down to one thread, waiting up to `timeout_s` for threads that
+    are exiting (a joined Python thread may still be in glibc's exit path, holding its locks)."""
+    deadline = time.monotonic() + timeout_s
+    while len(os.listdir("/proc/self/task")) > 1:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.001)
+    return True
+
+
 def _fork_into_new_pid_namespace() -> int:
     """os.fork(), but the child starts a pid namespace of its own. In a user namespace of our
     own the unshare-then-setns way is refused (setns back to the machine's pid namespace needs
     the machine's root), and a pending unshare would forbid our threads (torch's); clone(2) with
     CLONE_NEWPID touches only the child. Python's fork hooks run around it as for os.fork; the
-    call keeps the GIL (PyDLL)."""
+    call keeps the GIL (PyDLL). A raw clone does not take glibc's locks as fork(3) does, so a
+    lock another thread holds at that moment stays held in the child for good (seen: a thread
+    just joined, still exiting under load, held malloc's arena and the child hung in its first
+    malloc): it waits for the process to be down to one thread (the zygote's only one)."""
+    wait_single_threaded()
     python = ctypes.pythonapi
     python.PyOS_BeforeFork()
     pid = _libc_keeping_gil.syscall(ctypes.c_long(SYS_CLONE), ctypes.c_ulong(CLONE_NEWPID | signal.SIGCHLD),
