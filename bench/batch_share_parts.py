@@ -18,6 +18,10 @@ from kgym_sandbox.frames import kgym_pb2  # noqa: E402  the trace's phases are t
 from identity_kernels import records  # noqa: E402
 
 
+def median(values: list) -> float:
+    return statistics.median(values) if values else 0.0
+
+
 def windows(recs: list, kind: int, to_next_of_kind: bool = False) -> list:
     """(start, end) of each phase call of `kind`: to the next phase call, or with
     `to_next_of_kind` to the next call of the same kind (an eval-mode call's work left running
@@ -53,7 +57,6 @@ def parts(path: str) -> dict:
     mine = lambda k: k["name"] in names  # noqa: E731
     alone = per_window(of_phase(kgym_pb2.TRACE_TIMED), windows(recs, kgym_pb2.TRACE_TIMED), mine)
     batches = per_window(kernels, windows(recs, kgym_pb2.TRACE_BATCH), mine)
-    median = lambda xs: statistics.median(xs) if xs else 0.0  # noqa: E731
     per_call_launches = median([n for _, _, n in evals])
     k = max(round(median([n for _, _, n in batches]) / per_call_launches), 1) if per_call_launches else 1
     return {"eval_own": [o for o, _, _ in evals], "eval_all": [a for _, a, _ in evals],
@@ -80,9 +83,8 @@ def main() -> None:
                 p = parts(os.path.join(root, name))
                 if not p["eval_own"]:
                     continue
-                m = lambda xs: statistics.median(xs) if xs else 0.0  # noqa: E731
-                print(f"| {name[:-6]} | {us(p['eval_own'])} | {m(p['eval_own']) / 1e3:.1f} / {m(p['eval_all']) / 1e3:.1f} "
-                      f"| {us(p['alone_own'])} | {m(p['alone_own']) / 1e3:.1f} / {m(p['alone_all']) / 1e3:.1f} "
+                print(f"| {name[:-6]} | {us(p['eval_own'])} | {median(p['eval_own']) / 1e3:.1f} / {median(p['eval_all']) / 1e3:.1f} "
+                      f"| {us(p['alone_own'])} | {median(p['alone_own']) / 1e3:.1f} / {median(p['alone_all']) / 1e3:.1f} "
                       f"| {p['batch_own'] / 1e3:.1f} / {p['batch_all'] / 1e3:.1f} ({p['k']}, {p['batches']} batches) |")
 
 

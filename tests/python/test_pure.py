@@ -658,9 +658,9 @@ class Delivery(unittest.TestCase):
         self.assertEqual(kinds, ["REFERENCE_SLOWED_AFTER_CANDIDATE"])
         self.assertIn("(upper quartiles, 20.000 against 10.000 ms", timing.clock_findings(
             dict(slowed, candidate_batches_timed=3), True)[0][2])
-        self.assertIs(timing.after_quantile([1.0] * 8, 8), timing.more_than_half)
-        self.assertIs(timing.after_quantile([1.0] * 8, 3), timing.upper_quartile)
-        self.assertIs(timing.after_quantile([], 0), timing.more_than_half)
+        self.assertIs(timing.after_quantile(slowed), timing.more_than_half)
+        self.assertIs(timing.after_quantile(dict(slowed, candidate_batches_timed=3)), timing.upper_quartile)
+        self.assertIs(timing.after_quantile({}), timing.more_than_half)
         self.assertEqual(timing.result_after_ratio(slowed), 1.0)  # the benches' figure, the judge's quantile
         self.assertEqual(timing.result_after_ratio(dict(slowed, candidate_batches_timed=3)), 2.0)
 

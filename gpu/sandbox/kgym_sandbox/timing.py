@@ -479,7 +479,7 @@ def more_than_half(values: list) -> float:
     return ordered[len(ordered) - 1 - len(ordered) // 2]
 
 
-def reference_after_ratio(batches_ms: list, second: list, quantile=None):
+def reference_after_ratio(batches_ms: list, second: list, quantile=more_than_half):
     """What more than half of the reference's batches that ran right after the candidate's in
     their pair reach (`second`: a flag per batch, ExecResult's reference_batches_second) over what
     more than half of those that ran first reach; None with fewer than two of either. An honest
@@ -495,33 +495,31 @@ def reference_after_ratio(batches_ms: list, second: list, quantile=None):
     is then upper_quartile (after_quantile). The same quantile on both sides: a launch-bound
     reference's batches spread widely (tests/tasks/launch_bound, H200: their standard deviation
     about their mean)."""
-    quantile = quantile or more_than_half
     after, before = by_position(batches_ms, second)
     if len(after) < 2 or len(before) < 2:
         return None
     return quantile(after) / max(quantile(before), 1e-9)
 
 
-def after_quantile(candidate_batches_ms: list, candidate_batches_timed: int):
-    """The quantile reference_after_ratio takes: more_than_half where every batch of the candidate
-    went into its time (its interquartile mean), upper_quartile where fewer did (a fast mode of
-    as few as MODE_LEAST batches: a quarter slowed is then more than it needs)."""
-    n = len(candidate_batches_ms)
-    return upper_quartile if 0 < candidate_batches_timed < n else more_than_half
+def after_quantile(result: dict):
+    """The quantile reference_after_ratio takes for an ExecResult's fields (as `kgym check --json`
+    prints them or evaluate fills them): more_than_half where every batch of the candidate went
+    into its time (its interquartile mean), upper_quartile where fewer did (a fast mode of as few
+    as MODE_LEAST batches: a quarter slowed is then more than it needs)."""
+    timed = result.get("candidate_batches_timed", 0)
+    return upper_quartile if 0 < timed < len(result.get("candidate_batches_ms", [])) else more_than_half
 
 
 def result_after_ratio(result: dict):
-    """reference_after_ratio of an ExecResult's fields (as `kgym check --json` prints them or
-    evaluate fills them), with the quantile the judge takes for it (after_quantile)."""
+    """reference_after_ratio of an ExecResult's fields, with the quantile the judge takes for it
+    (after_quantile)."""
     return reference_after_ratio(result.get("reference_batches_ms", []), result.get("reference_batches_second", []),
-                                 after_quantile(result.get("candidate_batches_ms", []),
-                                                result.get("candidate_batches_timed", 0)))
+                                 after_quantile(result))
 
 
-def reference_slowed(batches_ms: list, second: list, quantile=None) -> str:
+def reference_slowed(batches_ms: list, second: list, quantile=more_than_half) -> str:
     """The finding that the reference ran slower right after the candidate's batches than before
     them (beyond REFERENCE_AFTER_BOUND), or "" (none, or too few batches of either)."""
-    quantile = quantile or more_than_half
     ratio = reference_after_ratio(batches_ms, second, quantile)
     if ratio is None or ratio <= REFERENCE_AFTER_BOUND:
         return ""
@@ -545,9 +543,8 @@ def clock_findings(result: dict, gpu: bool) -> list:
     if found:
         findings.append(("DELIVERY_SLOWER_THAN_REFERENCE",
                          "work done in its deliveries, off the judge's clock: " + found, found))
-    quantile = after_quantile(result.get("candidate_batches_ms", []), result.get("candidate_batches_timed", 0))
     found = reference_slowed(result.get("reference_batches_ms", []), result.get("reference_batches_second", []),
-                             quantile) if gpu else ""
+                             after_quantile(result)) if gpu else ""
     if found:
         findings.append(("REFERENCE_SLOWED_AFTER_CANDIDATE",
                          "work left running past its answers, unseen by its trace: " + found, found))
