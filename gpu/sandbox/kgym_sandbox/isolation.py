@@ -233,7 +233,10 @@ def _fork_into_new_pid_namespace() -> int:
     lock another thread holds at that moment stays held in the child for good (seen: a thread
     just joined, still exiting under load, held malloc's arena and the child hung in its first
     malloc): it waits for the process to be down to one thread (the zygote's only one)."""
-    wait_single_threaded()
+    if not wait_single_threaded():
+        threads = len(os.listdir("/proc/self/task"))
+        print(f"kgym zygote: cloning with {threads} threads still alive after 2 s; the child may "
+              "inherit a held lock", file=sys.stderr, flush=True)
     python = ctypes.pythonapi
     python.PyOS_BeforeFork()
     pid = _libc_keeping_gil.syscall(ctypes.c_long(SYS_CLONE), ctypes.c_ulong(CLONE_NEWPID | signal.SIGCHLD),
