@@ -504,6 +504,38 @@ class TimingRefill(unittest.TestCase):
         self.assertEqual(timed["delivery_parts"], [2, 1, 1])
         self.assertEqual(len(candidate.delivery_ms), 4)
 
+    def test_a_clock_finding_on_a_few_batches_is_timed_on_until_it_holds_on_enough_or_goes(self):
+        class Delivering(RefillSide):  # a delivery a compared call, taking `ms(n)` for the nth
+            def __init__(self, ms):
+                super().__init__(False)
+                self.ms, self.delivery_ms = ms, []
+
+            def delivery_size(self):
+                return 1
+
+            def deliver(self, calls, done=True):
+                self.delivery_ms.append(self.ms(len(self.delivery_ms)))
+
+        def timed_with(candidate_ms):
+            reference, candidate = Delivering(lambda n: 0.1), Delivering(candidate_ms)
+            return timing.time_interleaved(reference, candidate, lambda into=(): [torch.ones(2)], [torch.zeros(2)],
+                                           lambda *a: None, timing.StopRule(reps=6, min_timed_s=0.0, max_timed_s=1.0),
+                                           k=2, device="cpu", seconds={}, check_this=lambda share: True)
+
+        honest = timed_with(lambda n: 0.1)  # three batches of two calls, as timing_reps asks
+        self.assertEqual((len(honest["batches_ms"]["cand"]), honest["confirming_batches"]), (3, 0))
+        # 1.8 ms beyond in every batch (bound 0.5): timed on to CONFIRM_BATCHES, where it still holds.
+        every = timed_with(lambda n: 1.0)
+        self.assertEqual(len(every["batches_ms"]["cand"]), timing.CONFIRM_BATCHES)
+        self.assertEqual(every["confirming_batches"], timing.CONFIRM_BATCHES - 3)
+        # Beyond only in its first two batches: the upper quartile forgets two of eight batches.
+        early = timed_with(lambda n: 1.0 if n < 4 else 0.1)
+        self.assertEqual((len(early["batches_ms"]["cand"]), early["confirming_batches"]), (8, 5))
+        # Within the cap only: a rule whose timing is spent rules on what it has.
+        capped = timing.StopRule(reps=6, min_timed_s=0.0, max_timed_s=0.001)
+        self.assertFalse(capped.confirming([0.0021] * 3, [0.0021] * 3))
+        self.assertTrue(capped.confirming([0.0001] * 3, [0.0001] * 3))
+
     def test_each_refill_after_the_first_is_made_in_the_reference_runners_buffers(self):
         reference, candidate, made = RefillSide(arena=True), RefillSide(arena=False), []
 

@@ -312,6 +312,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     result["reference_batches_ms"], result["candidate_batches_ms"] = timed["batches_ms"]["ref"], timed["batches_ms"]["cand"]
     result["reference_batches_second"] = timed["reference_second"]
     result["delivery_parts"] = timed["delivery_parts"]
+    result["confirming_batches"] = timed["confirming_batches"]
     result["reference_batches_timed"] = timed["batches_timed"]["ref"]
     result["candidate_batches_timed"] = timed["batches_timed"]["cand"]
     result["candidate_call_overhead_us"] = timed["overhead_s"] * 1e6
