@@ -175,8 +175,11 @@ const hostile_case cases[] = {
     // off) in the batch pairs it runs first, done while the reference's batch is timed: its
     // deliveries are honest copies; the reference's batches after its own run slower than those
     // before them (H200, root: 2.09x; unprivileged its work was still pending at its delivery:
-    // the delivery rule, 14.1 ms).
-    {"works_while_reference_runs", HACKED, "reference_slowed_after_candidate|delivery_slower_than_reference", true, 0,
+    // the delivery rule, 14.1 ms). Once (H200, root, 2026-12-02) neither clock rule fired in its
+    // four batches and the batch rule did: two of them ran 0.005 ms of its kernels' GPU time where
+    // five calls take 13.5 ms alone.
+    {"works_while_reference_runs", HACKED,
+     "reference_slowed_after_candidate|delivery_slower_than_reference|batch_unlike_its_calls", true, 0,
      "square_matmul", "", KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "untraced_base"},
     // ... the same, its thread waiting out the reference's batch first: its work slows the
     // reference batch that opens the next pair (the ratio's "before"), and the deliveries of the
