@@ -8,6 +8,12 @@ its calls, k from its own launches over one eval-mode call's). Where the eval-mo
 far above the traced calls', the eval-mode calls ran slower than the calls alone.
 
     python3 bench/batch_share_parts.py DIR [DIR ...]
+    python3 bench/batch_share_parts.py --kernels DIR [DIR ...]
+
+--kernels: per trace and per own kernel (name and grid: a launch key), its median duration in the
+traced calls alone and in the timed batches, and their ratio: a batch whose calls each launch an
+idle kernel beside the one doing a whole batch's work (a padded look-ahead) shows its idle key
+far below 1, an honest batch's keys near 1.
 """
 import os
 import statistics
@@ -65,6 +71,41 @@ def parts(path: str) -> dict:
             "k": k, "batches": len(batches)}
 
 
+def kernel_medians(path: str) -> dict:
+    """(name, grid) of each own kernel (generated, as in the eval-mode calls) -> (median ns in the
+    traced calls alone, median ns in the timed batches, launches alone, launches in batches)."""
+    recs = records(path)
+    kernels = [r["kernel"] for r in recs if "kernel" in r]
+    names = {k["name"] for k in kernels if k.get("generated") and k.get("phase", {}).get("kind") == kgym_pb2.TRACE_EVAL}
+    durations = {}
+    for slot, kind in ((0, kgym_pb2.TRACE_TIMED), (1, kgym_pb2.TRACE_BATCH)):
+        spans = windows(recs, kind)
+        for k in kernels:
+            if k["name"] in names and any(a <= k["start_ns"] < b for a, b in spans):
+                key = (k["name"], tuple(k.get("grid", ())))
+                durations.setdefault(key, ([], []))[slot].append(k["end_ns"] - k["start_ns"])
+    return {key: (median(alone), median(batch), len(alone), len(batch)) for key, (alone, batch) in durations.items()}
+
+
+def archived(archives: list):
+    """(trace name, path) of each candidate trace in the archives."""
+    for archive in archives:
+        for root, _, files in os.walk(archive):
+            for name in sorted(files):
+                if name.endswith(".jsonl") and not name.endswith(".reference.jsonl"):
+                    yield name[:-6], os.path.join(root, name)
+
+
+def print_kernels(archives: list) -> None:
+    print("| trace | kernel (grid) | alone us (n) | in batches us (n) | batch / alone |")
+    print("|---|---|---|---|---|")
+    for name, path in archived(archives):
+        for (kernel, grid), (alone, batch, n_alone, n_batch) in sorted(kernel_medians(path).items()):
+            ratio = f"{batch / alone:.2f}" if alone and n_batch else "-"
+            print(f"| {name} | {kernel[:40]} {list(grid)} | {alone / 1e3:.1f} ({n_alone}) | {batch / 1e3:.1f} ({n_batch}) "
+                  f"| {ratio} |")
+
+
 def us(values) -> str:
     return " ".join(f"{v / 1e3:.1f}" for v in values)
 
@@ -72,20 +113,18 @@ def us(values) -> str:
 def main() -> None:
     if len(sys.argv) < 2:
         sys.exit(__doc__)
+    if sys.argv[1] == "--kernels":
+        return print_kernels(sys.argv[2:])
     print("| trace | eval-mode calls own us | median own / all | traced calls own us | median own / all | "
           "batch per call own / all (k) |")
     print("|---|---|---|---|---|---|")
-    for archive in sys.argv[1:]:
-        for root, _, files in os.walk(archive):
-            for name in sorted(files):
-                if not name.endswith(".jsonl") or name.endswith(".reference.jsonl"):
-                    continue
-                p = parts(os.path.join(root, name))
-                if not p["eval_own"]:
-                    continue
-                print(f"| {name[:-6]} | {us(p['eval_own'])} | {median(p['eval_own']) / 1e3:.1f} / {median(p['eval_all']) / 1e3:.1f} "
-                      f"| {us(p['alone_own'])} | {median(p['alone_own']) / 1e3:.1f} / {median(p['alone_all']) / 1e3:.1f} "
-                      f"| {p['batch_own'] / 1e3:.1f} / {p['batch_all'] / 1e3:.1f} ({p['k']}, {p['batches']} batches) |")
+    for name, path in archived(sys.argv[1:]):
+        p = parts(path)
+        if not p["eval_own"]:
+            continue
+        print(f"| {name} | {us(p['eval_own'])} | {median(p['eval_own']) / 1e3:.1f} / {median(p['eval_all']) / 1e3:.1f} "
+              f"| {us(p['alone_own'])} | {median(p['alone_own']) / 1e3:.1f} / {median(p['alone_all']) / 1e3:.1f} "
+              f"| {p['batch_own'] / 1e3:.1f} / {p['batch_all'] / 1e3:.1f} ({p['k']}, {p['batches']} batches) |")
 
 
 if __name__ == "__main__":

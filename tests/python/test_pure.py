@@ -1875,5 +1875,46 @@ class Priorities(unittest.TestCase):
         self.assertGreaterEqual(isolation.run_delay_s(), first)
 
 
+
+class BatchShareKernels(unittest.TestCase):
+    def test_each_own_kernels_median_alone_and_in_batches(self):
+        """bench/batch_share_parts.py --kernels on a written trace: a padded look-ahead's idle
+        kernel reads far below 1 in its batches, its working one above, another process's
+        kernels (not generated) not at all."""
+        import tempfile
+        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+        import batch_share_parts
+        from kgym_sandbox.frames import kgym_pb2
+        lines = []
+
+        def phase(kind, at):
+            lines.append({"phase": {"kind": kind}, "at_ns": at})
+
+        def kernel(name, start, ns, grid, generated=True, kind=None):
+            lines.append({"kernel": {"name": name, "start_ns": start, "end_ns": start + ns, "grid": grid,
+                                     "generated": generated, "phase": {"kind": kind or 0}}})
+
+        phase(kgym_pb2.TRACE_EVAL, 0)
+        kernel("pad", 10, 1000, [4, 1, 1], kind=kgym_pb2.TRACE_EVAL)
+        kernel("work", 2000, 3000, [8, 1, 1], kind=kgym_pb2.TRACE_EVAL)
+        for rep, at in enumerate((10_000, 20_000, 30_000)):  # traced calls alone
+            phase(kgym_pb2.TRACE_TIMED, at)
+            kernel("pad", at + 10, 1000 + rep, [4, 1, 1])
+            kernel("work", at + 2000, 3000, [8, 1, 1])
+        phase(kgym_pb2.TRACE_BATCH, 40_000)  # a batch of two calls: one works for both, idle pads
+        kernel("pad", 40_010, 400, [4, 1, 1])
+        kernel("pad", 41_010, 500, [4, 1, 1])
+        kernel("work", 42_000, 6000, [8, 1, 1])
+        kernel("ampere_sgemm", 49_000, 7000, [2, 1, 1], generated=False)
+        phase(kgym_pb2.TRACE_IDLE, 60_000)
+        with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+            for i, line in enumerate(lines):
+                f.write(f"{i} {json.dumps(line)}\n")
+        try:
+            found = batch_share_parts.kernel_medians(f.name)
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(found, {("pad", (4, 1, 1)): (1001, 450, 3, 2), ("work", (8, 1, 1)): (3000, 6000, 3, 1)})
+
 if __name__ == "__main__":
     unittest.main()
