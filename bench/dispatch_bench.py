@@ -24,7 +24,6 @@ unpinned (2026-11-28).
 """
 import argparse
 import atexit
-import collections
 import json
 import os
 import platform
@@ -159,20 +158,6 @@ def percentile(values, p):
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
-def thread_cpu_s(pid: int) -> collections.Counter:
-    """CPU seconds (user + system) of a process's threads so far, summed by thread name (CAF's
-    scheduler threads carry the name of the thread that made them)."""
-    tick, spent = os.sysconf("SC_CLK_TCK"), collections.Counter()
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            stat = open(f"/proc/{pid}/task/{tid}/stat").read()
-        except OSError:  # exited meanwhile
-            continue
-        name, fields = stat.split("(", 1)[1].rsplit(")", 1)[0], stat.rsplit(")", 1)[1].split()
-        spent[name] += (int(fields[11]) + int(fields[12])) / tick
-    return spent
-
-
 def journal_bytes(state_dir: str) -> int:
     return sum(os.path.getsize(os.path.join(state_dir, f)) for f in os.listdir(state_dir)) if state_dir else 0
 
@@ -187,7 +172,6 @@ def compare_tls(args) -> None:
     certs = make_certs()
     setups = (("plain", "plain", False), ("tls", certs, False), ("tls+journal", certs, True))
     rows = {name: [] for name, _, _ in setups}
-    serve_cpu = {name: [] for name, _, _ in setups}  # per round: {thread name: us of CPU an answer}
     journal_per_request = 0.0
     for _ in range(args.rounds):
         for name, tls, journal in random.sample(setups, len(setups)):
@@ -196,10 +180,7 @@ def compare_tls(args) -> None:
             cluster.close()
             cluster = Cluster(args.kgym, 2, tls, journal, serve_args=args.serve_arg, slots=args.slots)
             cluster.run_batch(500)
-            before = thread_cpu_s(cluster.serve.pid)
             rate = cluster.run_batch(args.requests)
-            after = thread_cpu_s(cluster.serve.pid)
-            serve_cpu[name].append({t: (after[t] - before[t]) / args.requests * 1e6 for t in after})
             cluster.close()  # the journal's last batch is committed on exit
             if journal:
                 journal_per_request = cluster.journal_bytes / (args.requests + 540)  # + the warm-ups
@@ -218,14 +199,6 @@ def compare_tls(args) -> None:
               f"(paired by round: median {percentile(out_diffs, 50):+.3f}; "
               f"{', '.join(f'{d:+.3f}' for d in out_diffs)}), answers/s {percentile(ratios, 50):.2f}x "
               f"(median of the rounds' ratios: {', '.join(f'{r:.2f}' for r in ratios)})")
-    # Where serve's CPU goes: on a machine of few cores the setups' answers/s follow it.
-    threads = sorted({t for runs in serve_cpu.values() for run in runs for t in run})
-    print("serve's CPU per answer, us (medians of the rounds), by thread:")
-    print(f"{'link':>12} " + " ".join(f"{t:>16}" for t in threads + ["all"]))
-    for name, runs in serve_cpu.items():
-        per_thread = [percentile([run.get(t, 0.0) for run in runs], 50) for t in threads]
-        total = percentile([sum(run.values()) for run in runs], 50)
-        print(f"{name:>12} " + " ".join(f"{v:>16.1f}" for v in per_thread + [total]))
     print(f"journal: {journal_per_request * 1e5 / 2**20:.1f} MiB per 100,000 requests (this bench's small programs), "
           f"written at {median['tls+journal'][2]:.0f} requests/s")
 
