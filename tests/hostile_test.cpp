@@ -125,7 +125,7 @@ const hostile_case cases[] = {
     {"stretches_window", HACKED,
      "batch_window_longer_than_request|gpu_work_between_requests|"
      "reference_slowed_after_candidate|delivery_slower_than_reference",
-     true},
+     true, 0, "gelu_scale_residual", "", KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "contends_reference"},
     // Its work moved into the delivery of each batch's outputs (off the judge's clock on the
     // GPU, where only copies may run; its deliveries take longer than the reference runner's by
     // 1.5 ms at the tests' sizes, which the judge may rule first); on the CPU the outputs are

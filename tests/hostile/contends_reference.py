@@ -4,6 +4,8 @@
 import threading
 import time
 
+import torch  # its own: as stretches_window's base its thread starts before the fused candidate's imports
+
 from kgym_sandbox import candidate_runner as _runner
 
 _answering = threading.Event()

@@ -1,15 +1,11 @@
-# GPU: contends with the reference like contends_reference (a busy thread between its own
-# batches), and hides that work inside its trace's batch windows by holding back each idle
-# phase call until its next phase call: the windows then cover the reference's batches, and
+# GPU: contends with the reference as contends_reference does (its base: a busy thread between
+# its own batches), and hides that work inside its trace's batch windows by holding back each
+# idle phase call until its next phase call: the windows then cover the reference's batches, and
 # each is longer than the judge's clock around its request.
-import threading
-import time
-
 from kgym_sandbox import candidate_runner as _runner
 from kgym_sandbox import tracing as _tracing
 
-_answering = threading.Event()
-_batch = _runner.OPS["batch"]
+_quiet = _runner.OPS["batch"]  # contends_reference's: quiet while it answers
 
 
 class _HoldingTracer:
@@ -32,25 +28,7 @@ class _HoldingTracer:
 def _holding_batch(runner, message, fds):
     if not isinstance(runner.tracer, _HoldingTracer):
         runner.tracer = _HoldingTracer(runner.tracer)
-    _answering.set()
-    try:
-        return _batch(runner, message, fds)
-    finally:
-        _answering.clear()
-
-
-def _contend():
-    stream = torch.cuda.Stream()
-    a = torch.randn(2048, 2048, device="cuda")
-    with torch.cuda.stream(stream):
-        while True:
-            if _answering.is_set():
-                time.sleep(0.0001)
-                continue
-            for _ in range(4):
-                a = torch.tanh(a @ a)
-            stream.synchronize()
+    return _quiet(runner, message, fds)
 
 
 _runner.OPS["batch"] = _holding_batch
-threading.Thread(target=_contend, daemon=True).start()
