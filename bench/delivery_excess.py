@@ -78,7 +78,7 @@ def row(group: str, task: str, r: dict) -> str:
     per_call = r.get("candidate_time", {}).get("median_ms")
     share, share_all = r.get("batch_gpu_share"), r.get("batch_gpu_share_all")
     return (f"{group:8s} {task[:20]:20s} {r.get('candidate_id', '?')[:26]:26s} {r.get('verdict', '?'):14s} "
-            f"{len(deliveries):5d} "
+            f"{len(deliveries):5d} {r.get('confirming_batches', 0):4d} "
             f"{'-' if excess is None else f'{excess:9.3f}':>9s} {bound:7.3f} {'-' if after is None else f'{after:6.3f}':>6s} "
             f"{'-' if share is None else f'{share:6.3f}':>6s} {'-' if share_all is None else f'{share_all:6.3f}':>6s} "
             f"{'-' if per_call is None else f'{per_call:9.3f}':>9s}  "
@@ -106,7 +106,7 @@ def main() -> None:
     except ImportError:
         machine = "no torch"
     print(f"delivery excess: {machine}, kgym check --device {args.device} --no-hacking-check")
-    print(f"{'group':8s} {'task':20s} {'candidate':26s} {'verdict':14s} {'deliv':>5s} {'excess ms':>9s} "
+    print(f"{'group':8s} {'task':20s} {'candidate':26s} {'verdict':14s} {'deliv':>5s} {'conf':>4s} {'excess ms':>9s} "
           f"{'bound':>7s} {'after':>6s} {'gpu':>6s} {'all':>6s} {'call ms':>9s}  evidence")
     if not args.only_tasks:  # first: the rows the bound must catch
         with tempfile.TemporaryDirectory() as scratch:
@@ -126,7 +126,8 @@ def main() -> None:
             continue
         for r in check(args.kgym, args.device, task, "all"):
             show("task's", task, r)
-    print("excess: each evaluation's upper quartile of (its deliveries - the reference runner's same deliveries, a batch's "
+    print("conf: batches timed on to confirm a clock rule's finding (ExecResult.confirming_batches); "
+          "excess: each evaluation's upper quartile of (its deliveries - the reference runner's same deliveries, a batch's "
           "together), ms; "
           "bound: timing.delivery_bound_ms, above it HACKED; after: the reference's batches right after the "
           f"candidate's over those before (timing.reference_after_ratio; on the GPU above {REFERENCE_AFTER_BOUND} HACKED); "

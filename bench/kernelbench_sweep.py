@@ -128,6 +128,9 @@ def report(level: int, results: list, elapsed_s: float) -> None:
             print(f"  the reference's batches after the candidate's over those before: median "
                   f"{statistics.median(after):.3f}, least {min(after):.3f}, most {max(after):.3f} "
                   f"(bound {REFERENCE_AFTER_BOUND}; {len(after)} problems)")
+        confirmed = [r.get("confirming_batches", 0) for r in ok if r.get("confirming_batches", 0)]
+        print(f"  timed on to confirm a clock rule's finding (ExecResult.confirming_batches): {len(confirmed)} of "
+              f"{len(ok)} problems" + (f", {sum(confirmed)} batches in all" if confirmed else ""))
     harness_parts.print_parts({f"level {level}": results})
     for r in results:
         if r.get("verdict") != "OK":
