@@ -883,6 +883,34 @@ class Placement(unittest.TestCase):
         self.assertGreater(redrawn["rse"], 0.0)  # over placements, the 2% between them counts
         self.assertEqual(checked["candidate_ms"], redrawn["candidate_ms"])
 
+    def test_a_clock_finding_under_redrawn_placements_is_timed_on_too(self):
+        class DeliveringPlaced(PlacedSide):  # a delivery a compared call, of `ms` each
+            def __init__(self, ms):
+                super().__init__([False])
+                self.ms, self.delivery_ms = ms, []
+
+            def delivery_size(self):
+                return 1
+
+            def deliver(self, calls, done=True):
+                self.delivery_ms.append(self.ms)
+
+        def timed_with(candidate_ms):
+            reference, candidate = DeliveringPlaced(0.1), DeliveringPlaced(candidate_ms)
+            pads = iter(range(1, 100))
+            timed = timing.time_interleaved(reference, candidate, lambda into=(): [torch.ones(2)], [torch.zeros(2)],
+                                            lambda *a: None, timing.StopRule(reps=16, min_timed_s=1.0, max_timed_s=1.0,
+                                                                             every=2), k=2,
+                                            device="cpu", seconds={}, check_this=lambda share: True,
+                                            draw_pad=lambda: next(pads))
+            return timed, candidate
+
+        honest, _ = timed_with(0.1)
+        self.assertEqual((len(honest["batches_ms"]["cand"]), honest["confirming_batches"]), (8, 0))
+        slow, candidate = timed_with(1.0)  # 1.8 ms beyond a batch
+        self.assertEqual((len(slow["batches_ms"]["cand"]), slow["confirming_batches"]), (12, 4))
+        self.assertEqual(len(candidate.pads), 5)  # moved on through the added batches: before 2, 4, 6, 8, 10
+
     def test_redrawn_timing_moves_both_sides_and_times_each_from_its_fast_mode(self):
         # The reference fast everywhere, the candidate slow at every other placement.
         reference, candidate = PlacedSide([False]), PlacedSide([True, False])
