@@ -613,7 +613,8 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
     confirming = 0  # batches timed on to confirm a clock rule's finding
 
     def clock_fields() -> dict:
-        # What clock_findings reads, from the batches so far, as evaluate records them.
+        # What clock_findings reads, from the batches so far: ExecResult's fields (evaluate
+        # records the last of them), so the confirmation rules on what the verdict will.
         timed_cand = timed_batches(raw["ref"], raw["cand"], whole)[1] if every else raw["cand"]
         return {"delivery_ms": list(getattr(candidate, "delivery_ms", ())),
                 "reference_delivery_ms": list(getattr(reference, "delivery_ms", ())), "delivery_parts": parts,
@@ -733,7 +734,8 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
             "rse": rse,
             "batches_ms": {name: [t * 1e3 for t in times] for name, times in raw.items()},
             "batches_timed": {name: len(times) for name, times in timed.items()}, "whole_batches": len(whole),
-            "reference_second": ref_second, "delivery_parts": parts, "confirming_batches": confirming}
+            "reference_second": ref_second, "delivery_parts": parts, "confirming_batches": confirming,
+            "clock": clock_fields()}
 
 
 def draw_pad(rng) -> int:
