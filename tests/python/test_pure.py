@@ -447,6 +447,21 @@ class RefillSide(ScriptedSide):
         return [torch.zeros(2)]
 
 
+class OneCallADelivery:
+    """Mixed into a timed side: buffers for one call's outputs, so a delivery a compared call,
+    the nth taking `delivery_ms_of(n)` ms (recorded in delivery_ms, as RemoteCandidate does)."""
+    delivery_ms = ()
+
+    def delivery_ms_of(self, n):
+        return 0.1
+
+    def delivery_size(self):
+        return 1
+
+    def deliver(self, calls, done=True):
+        self.delivery_ms = list(self.delivery_ms) + [self.delivery_ms_of(len(self.delivery_ms))]
+
+
 class CheckShare(unittest.TestCase):
     def test_a_short_batch_of_short_calls_has_more_of_its_calls_compared(self):
         self.assertEqual(timing.check_share(0.025, 100), 0.1)  # the usual 25 ms batch: a tenth
@@ -487,14 +502,8 @@ class TimingRefill(unittest.TestCase):
         self.assertEqual(turns, ["cand", "ref", "ref", "cand", "cand", "ref"])
 
     def test_each_batchs_deliveries_are_counted(self):
-        class OneAtATime(RefillSide):  # buffers for one call's outputs: a delivery a compared call
-            delivery_ms = ()
-
-            def delivery_size(self):
-                return 1
-
-            def deliver(self, calls, done=True):
-                self.delivery_ms = list(self.delivery_ms) + [0.1]
+        class OneAtATime(OneCallADelivery, RefillSide):
+            pass
 
         reference, candidate = OneAtATime(False), OneAtATime(False)
         chosen = iter([True, True, False, True, False])  # per call after its batch; the last's last is always compared
@@ -505,16 +514,10 @@ class TimingRefill(unittest.TestCase):
         self.assertEqual(len(candidate.delivery_ms), 4)
 
     def test_a_clock_finding_on_a_few_batches_is_timed_on_until_it_holds_on_enough_or_goes(self):
-        class Delivering(RefillSide):  # a delivery a compared call, taking `ms(n)` for the nth
+        class Delivering(OneCallADelivery, RefillSide):
             def __init__(self, ms):
                 super().__init__(False)
-                self.ms, self.delivery_ms = ms, []
-
-            def delivery_size(self):
-                return 1
-
-            def deliver(self, calls, done=True):
-                self.delivery_ms.append(self.ms(len(self.delivery_ms)))
+                self.delivery_ms_of = ms
 
         def timed_with(candidate_ms):
             reference, candidate = Delivering(lambda n: 0.1), Delivering(candidate_ms)
@@ -884,16 +887,10 @@ class Placement(unittest.TestCase):
         self.assertEqual(checked["candidate_ms"], redrawn["candidate_ms"])
 
     def test_a_clock_finding_under_redrawn_placements_is_timed_on_too(self):
-        class DeliveringPlaced(PlacedSide):  # a delivery a compared call, of `ms` each
+        class DeliveringPlaced(OneCallADelivery, PlacedSide):  # each delivery `ms`
             def __init__(self, ms):
                 super().__init__([False])
-                self.ms, self.delivery_ms = ms, []
-
-            def delivery_size(self):
-                return 1
-
-            def deliver(self, calls, done=True):
-                self.delivery_ms.append(self.ms)
+                self.delivery_ms_of = lambda n: ms
 
         def timed_with(candidate_ms):
             reference, candidate = DeliveringPlaced(0.1), DeliveringPlaced(candidate_ms)
