@@ -40,6 +40,7 @@ HOSTILE = [("gelu_scale_residual", "works_in_delivery", (FUSED,)), ("gelu_scale_
            ("square_matmul", "works_in_helper", ()), ("square_matmul", "hands_buffers_to_helper", ()),
            ("square_matmul", "works_in_delivery_untraced", (UNTRACED,)),
            ("square_matmul", "works_in_some_deliveries", (UNTRACED,)),
+           ("square_matmul", "works_in_first_deliveries", (UNTRACED,)),
            ("square_matmul", "works_while_reference_runs", (UNTRACED,)),
            ("square_matmul", "works_into_next_reference", (UNTRACED,)),
            ("gelu_scale_residual", "skips_unchosen_calls", (UNTRACED, FUSED)),

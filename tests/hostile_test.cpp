@@ -160,6 +160,11 @@ const hostile_case cases[] = {
     // half its deliveries longer (the rule's upper quartile sees them; its lower quartile did not).
     {"works_in_some_deliveries", HACKED, "delivery_slower_than_reference", true, 0, "square_matmul", "",
      KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "untraced_base"},
+    // ... in its first three timed batches only: the finding on a few batches is timed on
+    // (timing.CONFIRM_BATCHES); honest from then on, it gains nothing under the interquartile mean
+    // (written 2026-12-02, not yet run on a GPU).
+    {"works_in_first_deliveries", OK, "", true, 1.3, "square_matmul", "", KERNELBENCH_TOLERANCES,
+     PLACEMENT_UNSPECIFIED, "untraced_base", "delivery_slower_than_reference|batch_unlike_its_calls"},
     // ... or none of its timed calls' work but the calls the judge chose to compare, done in the
     // delivery: at a tenth of a short batch's calls, under the rule's floor; the judge compares
     // more of a fast side's short batch (written 2026-11-29). Its trace also shows batches without
