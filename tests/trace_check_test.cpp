@@ -1,11 +1,17 @@
 // The authenticated CUPTI trace, checked with exact expectations: SipHash-2-4 against its
 // published vectors, then every way a trace line can be forged, dropped, replayed or moved,
 // and what each does to a result.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
 #include "gpu/trace/trace_mac.hpp"
+#include "gpu/trace/trace_writer.hpp"
 #include "gpu/profiler/batch_launches.hpp"
 #include "gpu/profiler/request_windows.hpp"
 #include "gpu/profiler/trace_check.hpp"
@@ -68,6 +74,45 @@ TEST(TraceCheck, TakesAnHonestTraceWhole) {
   EXPECT_TRUE(trace.kernels[0].generated());
   EXPECT_EQ(trace.kernels[0].end_ns(), 300u);
   EXPECT_EQ(phase_names(trace.phase_calls), (std::vector<std::string>{"train", "untraced"}));
+}
+
+// The writer in the libraries, as the CUPTI library uses it: phase calls one at a time, a
+// buffer's kernel records in one emit_all; the check takes every line, in order.
+TEST(TraceWriter, WritesLinesTheCheckTakesOneByOneAndAllAtOnce) {
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  ASSERT_EQ(::write(pipe_fds[1], key.data(), key.size()), static_cast<ssize_t>(key.size()));
+  ::close(pipe_fds[1]);
+  const auto path = std::filesystem::temp_directory_path() / ("kgym_trace_writer_" + std::to_string(::getpid()));
+  ::setenv("KGYM_TRACE_KEY_FD", std::to_string(pipe_fds[0]).c_str(), 1);
+  ::setenv("KGYM_TRACE_FILE", path.c_str(), 1);
+  ASSERT_TRUE(trace_writer::start_from_environment());
+  auto kernel = [](const char* name, const std::string& phase) {
+    return std::string("\"kernel\":{\"name\":\"") + name + "\",\"start_ns\":\"100\",\"end_ns\":\"300\"," +
+           "\"generated\":true,\"phase\":" + phase + "}";
+  };
+  trace_writer::record_phase(TRACE_TIMED, 2, 50);
+  trace_writer::emit_all({kernel("a", trace_writer::phase_call_json(TRACE_TIMED, 2)),
+                          kernel("b", trace_writer::phase_call_json(TRACE_TIMED, 2))});
+  trace_writer::emit_all({});
+  trace_writer::record_phase(TRACE_UNTRACED, 0, 400);
+  ASSERT_EQ(trace_writer::finish(), 0);
+  trace_writer::emit_all({kernel("late", trace_writer::phase_call_json(TRACE_UNTRACED, 0))});  // after the end: nothing
+
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(line);
+  std::filesystem::remove(path);
+  ASSERT_EQ(lines.size(), 5u);
+  auto trace = check_trace(lines, key);
+  EXPECT_EQ(trace.rejected, 0) << trace.first_rejected;
+  EXPECT_TRUE(trace.ended);
+  ASSERT_EQ(trace.kernels.size(), 2u);
+  EXPECT_EQ(trace.kernels[0].name(), "a");
+  EXPECT_EQ(trace.kernels[1].name(), "b");
+  EXPECT_EQ(trace.kernels[1].phase().rep(), 2);
+  EXPECT_EQ(trace.phase_calls.size(), 2u);
 }
 
 TEST(TraceCheck, RejectsWhatTheLibraryDidNotWrite) {

@@ -14,8 +14,9 @@
 // Control (called by the sandbox through ctypes, the same calls as gpu/trace's CPU library):
 // kgym_trace_set_phase(kind, rep) (kgym.proto's TracePhase; the rep of TRACE_TIMED) labels
 // the launches that follow and is itself recorded;
-// kgym_trace_finish() flushes every record and writes the end record. Each phase call is
-// recorded with its time on CUPTI's clock (the clock of the kernel records).
+// kgym_trace_finish() flushes every record (held until then: write_pending) and writes the
+// end record. Each phase call is recorded with its time on CUPTI's clock (the clock of the
+// kernel records).
 //
 // Phases come in three kinds. Untraced: nothing is recorded. Batch and idle (the timed
 // batches and the time between them): every kernel, copy and memset that runs is recorded
@@ -44,6 +45,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "gpu/trace/trace_writer.hpp"
@@ -180,10 +182,10 @@ int copy_kind(uint8_t cupti_kind) {
   }
 }
 
-// A copy or memset (recorded in the batch and idle phases only) as a kernel record named
+// The record of a copy or memset (recorded in the batch and idle phases only) as a kernel record named
 // "[memcpy]" or "[memset]", with its bytes (and a copy's kind): the GPU was busy on the
 // candidate's behalf all the same.
-void emit_copy(const CUpti_Activity* record) {
+std::string copy_record(const CUpti_Activity* record) {
   uint64_t start, end, bytes;
   uint32_t stream, device, correlation;
   int kind = kgym::COPY_KIND_UNSPECIFIED;
@@ -204,44 +206,90 @@ void emit_copy(const CUpti_Activity* record) {
                 correlation, record->kind == CUPTI_ACTIVITY_KIND_MEMCPY ? "[memcpy]" : "[memset]",
                 kgym::trace_writer::phase_call_json(kgym::TRACE_UNTRACED, 0).c_str(), kind,
                 static_cast<unsigned long long>(bytes));
-  kgym::trace_writer::emit(body);
+  return body;
 }
 
-void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+// Writes one completed activity buffer's records (one write call) and frees it. `mutex` is
+// taken per record, for its launch's attribution only, so a phase call never waits for a
+// whole buffer.
+void write_buffer(uint8_t* buffer, size_t valid) {
   CUpti_Activity* record = nullptr;
-  std::lock_guard<std::mutex> lock(mutex);
+  std::vector<std::string> bodies;
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
     if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY || record->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
-      emit_copy(record);
+      bodies.push_back(copy_record(record));
       continue;
     }
     if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && record->kind != CUPTI_ACTIVITY_KIND_KERNEL)
       continue;
     auto* k = reinterpret_cast<CUpti_ActivityKernel10*>(record);
-    auto it = launches.find(k->correlationId);
+    launch_info info;
+    bool attributed = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = launches.find(k->correlationId);
+      if (it != launches.end()) {
+        info = std::move(it->second);
+        launches.erase(it);
+        attributed = true;
+      }
+    }
     char numbers[512];
     std::snprintf(numbers, sizeof numbers,
                   "\"start_ns\":%llu,\"end_ns\":%llu,\"stream\":%u,\"device\":%u,\"correlation\":%u,"
                   "\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d],\"cbid\":%d,\"generated\":%s,",
                   static_cast<unsigned long long>(k->start), static_cast<unsigned long long>(k->end), k->streamId,
                   k->deviceId, k->correlationId, k->gridX, k->gridY, k->gridZ, k->blockX, k->blockY, k->blockZ,
-                  it == launches.end() ? 0 : it->second.cbid,
-                  it != launches.end() && it->second.generated ? "true" : "false");
+                  attributed ? info.cbid : 0, attributed && info.generated ? "true" : "false");
     std::string body = "\"kernel\":{";
     body += numbers;
     body += "\"name\":";
     kgym::trace_writer::append_json_string(body, k->name);
     body += ",\"phase\":";
-    body += it == launches.end() ? kgym::trace_writer::phase_call_json(kgym::TRACE_UNTRACED, 0)
-                                 : kgym::trace_writer::phase_call_json(it->second.phase, it->second.rep);
+    body += attributed ? kgym::trace_writer::phase_call_json(info.phase, info.rep)
+                       : kgym::trace_writer::phase_call_json(kgym::TRACE_UNTRACED, 0);
     body += ",\"launcher\":";
-    kgym::trace_writer::append_json_string(body, it == launches.end() ? "" : it->second.launcher.c_str());
+    kgym::trace_writer::append_json_string(body, attributed ? info.launcher.c_str() : "");
     body += "}";
-    kgym::trace_writer::emit(body);
-    if (it != launches.end())
-      launches.erase(it);
+    bodies.push_back(std::move(body));
   }
+  kgym::trace_writer::emit_all(bodies);
   std::free(buffer);
+}
+
+// Completed buffers wait here until the harness's last call (kgym_trace_finish) writes them:
+// written when CUPTI completed them, their tens of thousands of records were formatted and
+// written on the timed core in the middle of the timed batches, and a phase call waited for
+// each whole buffer (H200, KernelBench level 3 LSTM and GRU, both sides: calls of 56 ms took
+// 150-215 ms when a buffer completed in them). Past kMaxPendingBytes (a candidate that
+// launches without end) they are written as they complete, the oldest first.
+constexpr size_t kMaxPendingBytes = size_t{256} << 20;
+std::mutex pending_mutex;
+std::vector<std::pair<uint8_t*, size_t>> pending;  // (buffer, its valid bytes), in completion order
+size_t pending_bytes = 0;
+
+void write_pending() {
+  std::vector<std::pair<uint8_t*, size_t>> buffers;
+  {
+    std::lock_guard<std::mutex> lock(pending_mutex);
+    buffers.swap(pending);
+    pending_bytes = 0;
+  }
+  for (auto& [buffer, valid] : buffers)
+    write_buffer(buffer, valid);
+}
+
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t size, size_t valid) {
+  {
+    std::lock_guard<std::mutex> lock(pending_mutex);
+    if (pending_bytes + size <= kMaxPendingBytes) {
+      pending.emplace_back(buffer, valid);
+      pending_bytes += size;
+      return;
+    }
+  }
+  write_pending();
+  write_buffer(buffer, valid);
 }
 
 }  // namespace
@@ -268,6 +316,7 @@ __attribute__((visibility("default"))) void kgym_trace_set_phase(int kind, int r
 // The harness's last call: every record flushed, then the end record.
 __attribute__((visibility("default"))) int kgym_trace_finish() {
   cuptiActivityFlushAll(1);
+  write_pending();
   return kgym::trace_writer::finish();
 }
 

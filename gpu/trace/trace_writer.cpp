@@ -44,11 +44,21 @@ void write_all(const std::string& text) {
   }
 }
 
+// Appends the line of `body`'s record (its MAC, the record, a newline) to `out`.
+void append_line(std::string& out, const std::string& body) {
+  std::string record = "{\"seq\":" + std::to_string(next_seq++) + "," + body + "}";
+  out += trace_mac_hex(key, record);
+  out += ' ';
+  out += record;
+  out += '\n';
+}
+
 void emit_locked(const std::string& body) {
   if (finished || trace_fd < 0)
     return;
-  std::string record = "{\"seq\":" + std::to_string(next_seq++) + "," + body + "}";
-  write_all(trace_mac_hex(key, record) + " " + record + "\n");
+  std::string line;
+  append_line(line, body);
+  write_all(line);
 }
 
 }  // namespace
@@ -68,6 +78,16 @@ bool start_from_environment() {
 void emit(const std::string& body) {
   std::lock_guard<std::mutex> lock(mutex);
   emit_locked(body);
+}
+
+void emit_all(const std::vector<std::string>& bodies) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (finished || trace_fd < 0)
+    return;
+  std::string lines;
+  for (const auto& body : bodies)
+    append_line(lines, body);
+  write_all(lines);
 }
 
 std::string phase_call_json(int kind, int rep) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kgym::trace_writer {
 
@@ -16,6 +17,10 @@ bool start_from_environment();
 // Writes one record, `body` being the JSON members after "seq"; nothing once finished.
 // Thread-safe.
 void emit(const std::string& body);
+
+// Writes each of `bodies` as emit does, in order, with one write call for all of them (a
+// buffer of kernel records is tens of thousands).
+void emit_all(const std::vector<std::string>& bodies);
 
 // A phase call (kgym.proto's PhaseCall: a TracePhase value, and the rep of TRACE_TIMED) in
 // the schema's JSON mapping, as records hold it.
