@@ -104,6 +104,21 @@ def steady_rate(arrivals: list) -> float:
     return 3600 * (len(arrivals) - 1) / max(arrivals[-1] - arrivals[0], 1e-9) if len(arrivals) > 1 else 0.0
 
 
+STALL_FACTOR = 1.5  # a timed batch this many times its evaluation's median batch (both sides) stalled
+
+
+def stalled_batches(result: dict) -> tuple:
+    """(timed batches over STALL_FACTOR x the median of the evaluation's batches, both sides
+    together; all of them): a stall on the timed core (a trace buffer written there once made
+    one in five of the LSTM's and GRU's batches 2-5x their median). An identity answer's
+    speedup is off wherever either side's batches stall more than a quarter of the time."""
+    batches = list(result.get("reference_batches_ms", [])) + list(result.get("candidate_batches_ms", []))
+    if not batches:
+        return 0, 0
+    bound = STALL_FACTOR * statistics.median(batches)
+    return sum(b > bound for b in batches), len(batches)
+
+
 def report(level: int, results: list, elapsed_s: float) -> None:
     counts = Counter(r.get("verdict", "?") for r in results)
     print(f"\nlevel {level}: {len(results)} problems, " + ", ".join(f"{v} {n}" for v, n in counts.most_common()) +
@@ -128,6 +143,11 @@ def report(level: int, results: list, elapsed_s: float) -> None:
             print(f"  the reference's batches after the candidate's over those before: median "
                   f"{statistics.median(after):.3f}, least {min(after):.3f}, most {max(after):.3f} "
                   f"(bound {REFERENCE_AFTER_BOUND}; {len(after)} problems)")
+        stalls = {r.get("task_id"): stalled_batches(r) for r in ok}
+        stalled = sorted(((n, all_, task) for task, (n, all_) in stalls.items() if n), reverse=True)
+        print(f"  batches over {STALL_FACTOR}x their evaluation's median: {sum(n for n, _ in stalls.values())} of "
+              f"{sum(a for _, a in stalls.values())}, in {len(stalled)} problems" +
+              ("" if not stalled else " (most: " + ", ".join(f"{t} {n}/{a}" for n, a, t in stalled[:3]) + ")"))
         confirmed = [r.get("confirming_batches", 0) for r in ok if r.get("confirming_batches", 0)]
         print(f"  timed on to confirm a clock rule's finding (ExecResult.confirming_batches): {len(confirmed)} of "
               f"{len(ok)} problems" + (f", {sum(confirmed)} batches in all" if confirmed else ""))

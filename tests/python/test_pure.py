@@ -1941,5 +1941,17 @@ class BatchShareKernels(unittest.TestCase):
             os.unlink(f.name)
         self.assertEqual(found, {("pad", (4, 1, 1)): (1001, 450, 3, 2), ("work", (8, 1, 1)): (3000, 6000, 3, 1)})
 
+
+class SweepStalls(unittest.TestCase):
+    def test_batches_far_over_their_evaluations_median_are_counted_on_both_sides(self):
+        """bench/kernelbench_sweep.py's stall count: batches over 1.5x the median of both sides'."""
+        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+        import kernelbench_sweep
+        result = {"reference_batches_ms": [48, 49, 135, 50], "candidate_batches_ms": [49, 127, 74, 75]}
+        self.assertEqual(kernelbench_sweep.stalled_batches(result), (2, 8))  # median 62: over 93
+        self.assertEqual(kernelbench_sweep.stalled_batches({"candidate_batches_ms": [10.0]}), (0, 1))
+        self.assertEqual(kernelbench_sweep.stalled_batches({}), (0, 0))
+
+
 if __name__ == "__main__":
     unittest.main()
