@@ -15,8 +15,14 @@ std::string summary_line(const ExecResult& r) {
   std::string line = head;
   char detail[256];
   if (r.verdict() == OK) {
-    std::snprintf(detail, sizeof detail, "speedup %.3fx (ref %.3f ms, cand %.3f ms, n=%d)", r.speedup(),
-                  r.reference_time().median_ms(), r.candidate_time().median_ms(), r.candidate_time().n());
+    std::snprintf(detail, sizeof detail, "speedup %.3fx", r.speedup());
+    line += detail;
+    if (r.speedup_rse() > 0) {  // how far to trust it: a noisy timing stops at its cap, imprecise
+      std::snprintf(detail, sizeof detail, " +-%.1f%%", 100 * r.speedup_rse());
+      line += detail;
+    }
+    std::snprintf(detail, sizeof detail, " (ref %.3f ms, cand %.3f ms, n=%d)", r.reference_time().median_ms(),
+                  r.candidate_time().median_ms(), r.candidate_time().n());
     line += detail;
     if (r.has_profile()) {
       std::snprintf(detail, sizeof detail, " coverage %.2f", r.profile().coverage());

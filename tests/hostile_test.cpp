@@ -384,6 +384,8 @@ TEST_P(HostileSuite, GetsItsVerdictAndTheExecutorSurvives) {
     EXPECT_GT(result.speedup(), 0.0);
     EXPECT_EQ(result.trials_size(), 2 * 5);  // five trials, train and eval mode each
     EXPECT_GE(result.timed_calls_checked(), 1);  // the last timed call at least
+    // The speedup's error in the message where known (these short timings may have too few pairs).
+    EXPECT_EQ(result.message().find("+-") != std::string::npos, result.speedup_rse() > 0) << result.message();
     EXPECT_EQ(result.numerics().at("matmul_allow_tf32"), "false");  // the judge's, pinned
     EXPECT_EQ(result.numerics().at("float32_matmul_precision"), "highest");
     if (test_device() == CUDA) {  // the zygote read NVML's listing of the GPU's processes
@@ -955,6 +957,22 @@ TEST(Containment, TheSandboxStartsWithItsFirstEvaluationsPrepared) {
   ExecResult first = fresh.evaluate(request_for("gelu_scale_residual", "correct_first", fused_candidate()));
   EXPECT_EQ(Verdict_Name(first.verdict()), "OK") << summary_line(first);
   EXPECT_EQ(fresh.zygote_starts(), 1);
+}
+
+// The speedup's relative standard error is in the result and in its message (a trainer may weigh
+// a reward whose timing reached its cap imprecise less): timed at the defaults, enough pairs.
+TEST(Timing, TellsTheSpeedupsErrorInItsMessage) {
+  if (test_device() == CUDA && !gpu_present())
+    GTEST_SKIP() << "KGYM_TEST_DEVICE=cuda but this machine has no GPU";
+  ExecRequest request = request_for("gelu_scale_residual", "error_told", fused_candidate());
+  request.mutable_options()->clear_timing_reps();  // the defaults: timed to a precision or the cap
+  ExecResult r = evaluator().evaluate(request);
+  ASSERT_EQ(Verdict_Name(r.verdict()), "OK") << summary_line(r);
+  ASSERT_GT(r.speedup_rse(), 0.0) << summary_line(r);
+  char told[48];
+  std::snprintf(told, sizeof told, "correct, speedup %.3fx +-%.1f%%", r.speedup(), 100 * r.speedup_rse());
+  EXPECT_EQ(r.message(), told);
+  EXPECT_NE(summary_line(r).find(told + std::string("correct, ").size()), std::string::npos) << summary_line(r);
 }
 
 // KGYM_TRACE_ARCHIVE (bench/identity_kernels.py, bench/batch_share_parts.py): every evaluation's

@@ -327,5 +327,8 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     enter(None)
     result["correct"] = True
     result["verdict"] = "OK"
-    result["message"] = f"correct, speedup {result['speedup']:.3f}x"
+    # The speedup's relative standard error beside it, where known: a noisy timing that reached its
+    # cap says so (a trainer may weigh such a reward less).
+    error = f" +-{100 * result['speedup_rse']:.1f}%" if "speedup_rse" in result else ""
+    result["message"] = f"correct, speedup {result['speedup']:.3f}x{error}"
     return result
