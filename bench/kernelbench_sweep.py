@@ -119,6 +119,15 @@ def stalled_batches(result: dict) -> tuple:
     return sum(b > bound for b in batches), len(batches)
 
 
+def level_strides(levels: list, strides: list) -> dict:
+    """{level: stride}: none given, 1; one, for every level; else one per level, in order."""
+    if len(strides) > 1 and len(strides) != len(levels):
+        raise ValueError(f"{len(strides)} --stride for {len(levels)} --level: give one for all, or one per level")
+    if any(n < 1 for n in strides):
+        raise ValueError("--stride must be at least 1")
+    return {level: strides[i] if len(strides) > 1 else (strides[0] if strides else 1) for i, level in enumerate(levels)}
+
+
 def report(level: int, results: list, elapsed_s: float) -> None:
     counts = Counter(r.get("verdict", "?") for r in results)
     print(f"\nlevel {level}: {len(results)} problems, " + ", ".join(f"{v} {n}" for v, n in counts.most_common()) +
@@ -201,7 +210,9 @@ def main():
     parser.add_argument("--kernelbench", required=True, help="a KernelBench checkout (e.g. ../shared/kernelbench)")
     parser.add_argument("--level", type=int, action="append", required=True, help="1, 2 or 3; repeat for several")
     parser.add_argument("--only", help="problem numbers of each level, e.g. 1,5,40 (default: all)")
-    parser.add_argument("--stride", type=int, default=1, help="every Nth problem of each level (a sample)")
+    parser.add_argument("--stride", type=int, action="append", default=[],
+                        help="every Nth problem of each level (a sample); repeat it to give each --level its own, "
+                             "in the same order")
     parser.add_argument("--kgym", default=os.path.join(ROOT, "build", "kgym"))
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cuda")
     parser.add_argument("--precision", choices=["fp32", "fp16", "bf16"], default="fp32")
@@ -213,6 +224,10 @@ def main():
     parser.add_argument("--gpus", help="kgym serve --gpus: one executor per GPU, e.g. 0,1,2,3 or all (default: one)")
     parser.add_argument("--out", help="write every ExecResult here (JSON lines)")
     args = parser.parse_args()
+    try:
+        strides = level_strides(args.level, args.stride)
+    except ValueError as error:
+        parser.error(str(error))
     args.option = {name: option_value(value) for name, value in (o.split("=", 1) for o in args.option)}
     only = {int(n) for n in args.only.split(",")} if args.only else None
     out = open(args.out, "w") if args.out else None
@@ -221,7 +236,7 @@ def main():
         tasks_dir = os.path.join(workdir, "tasks")
         chosen = {}
         for level in args.level:
-            problems = kernelbench_tasks.problems(args.kernelbench, level, only)[::args.stride]
+            problems = kernelbench_tasks.problems(args.kernelbench, level, only)[::strides[level]]
             chosen[level] = (problems, [kernelbench_tasks.identity_task(p, level, tasks_dir) for p in problems])
         serve_args = ["--device", args.device, "--tasks-dir", tasks_dir] + (["--gpus", args.gpus] if args.gpus else [])
         swept = {}

@@ -1038,6 +1038,14 @@ class DeviceMemory(unittest.TestCase):
         self.assertTrue(failures.out_of_device_memory("RuntimeError('CUDA error: CUBLAS_STATUS_ALLOC_FAILED when')"))
         self.assertFalse(failures.out_of_device_memory("MemoryError: can't allocate memory"))
 
+    def test_memory_refused_by_the_os_is_a_resource_limit(self):
+        import errno
+        from kgym_sandbox import failures
+        self.assertEqual(failures.classify(OSError(errno.ENOMEM, "Cannot allocate memory")), "RESOURCE_LIMIT")
+        self.assertEqual(failures.classify(MemoryError()), "RESOURCE_LIMIT")
+        self.assertEqual(failures.classify(OSError(errno.ENOENT, "No such file")), "RUNTIME_ERROR")
+        self.assertEqual(failures.classify(ValueError("bad")), "RUNTIME_ERROR")
+
     def test_one_account_of_a_candidate_that_exhausted_the_device(self):
         from kgym_sandbox import device_memory
         message, evidence = device_memory.exhausted_account("the candidate's side held 70000 of 81000 MiB", "OOM")
@@ -1951,6 +1959,17 @@ class SweepStalls(unittest.TestCase):
         self.assertEqual(kernelbench_sweep.stalled_batches(result), (2, 8))  # median 62: over 93
         self.assertEqual(kernelbench_sweep.stalled_batches({"candidate_batches_ms": [10.0]}), (0, 1))
         self.assertEqual(kernelbench_sweep.stalled_batches({}), (0, 0))
+
+    def test_strides_one_for_all_levels_or_one_each(self):
+        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+        import kernelbench_sweep
+        self.assertEqual(kernelbench_sweep.level_strides([2, 3], []), {2: 1, 3: 1})
+        self.assertEqual(kernelbench_sweep.level_strides([2, 3], [5]), {2: 5, 3: 5})
+        self.assertEqual(kernelbench_sweep.level_strides([2, 3], [4, 5]), {2: 4, 3: 5})
+        with self.assertRaises(ValueError):
+            kernelbench_sweep.level_strides([1, 2, 3], [4, 5])
+        with self.assertRaises(ValueError):
+            kernelbench_sweep.level_strides([1], [0])
 
 
 if __name__ == "__main__":

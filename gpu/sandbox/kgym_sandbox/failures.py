@@ -1,5 +1,6 @@
 """A verdict that ends an evaluation, and how an exception is classified. Used by the judge
 and by the candidate process (which reports its failures to the judge as data)."""
+import errno
 import traceback
 
 import torch
@@ -36,7 +37,10 @@ def harmed_warm_up(text: str) -> bool:
 
 def classify(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}"
-    if isinstance(exc, (MemoryError, torch.OutOfMemoryError)) or "can't allocate memory" in text:
+    # ENOMEM from the OS (an input set mapped past the candidate's address-space limit, seen at
+    # KernelBench level 1's sizes on the CPU) is memory as much as Python's MemoryError.
+    if isinstance(exc, (MemoryError, torch.OutOfMemoryError)) or "can't allocate memory" in text or \
+            (isinstance(exc, OSError) and exc.errno == errno.ENOMEM):
         return "RESOURCE_LIMIT"
     if "CUDA error" in text or "cudaError" in text or "CUDA driver error" in text \
             or "illegal memory access" in text:
