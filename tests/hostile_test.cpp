@@ -162,7 +162,7 @@ const hostile_case cases[] = {
      KERNELBENCH_TOLERANCES, PLACEMENT_UNSPECIFIED, "untraced_base"},
     // ... in its first three timed batches only: the finding on a few batches is timed on
     // (timing.CONFIRM_BATCHES); honest from then on, it gains nothing under the interquartile mean
-    // (written 2026-12-02, not yet run on a GPU).
+    // (H200, 2026-12-02: HACKED by the batch rule, root and unprivileged).
     {"works_in_first_deliveries", OK, "", true, 1.3, "square_matmul", "", KERNELBENCH_TOLERANCES,
      PLACEMENT_UNSPECIFIED, "untraced_base", "delivery_slower_than_reference|batch_unlike_its_calls"},
     // ... or none of its timed calls' work but the calls the judge chose to compare, done in the
@@ -969,10 +969,10 @@ TEST(Timing, TellsTheSpeedupsErrorInItsMessage) {
   ExecResult r = evaluator().evaluate(request);
   ASSERT_EQ(Verdict_Name(r.verdict()), "OK") << summary_line(r);
   ASSERT_GT(r.speedup_rse(), 0.0) << summary_line(r);
-  char told[48];
-  std::snprintf(told, sizeof told, "correct, speedup %.3fx +-%.1f%%", r.speedup(), 100 * r.speedup_rse());
-  EXPECT_EQ(r.message(), told);
-  EXPECT_NE(summary_line(r).find(told + std::string("correct, ").size()), std::string::npos) << summary_line(r);
+  char speedup[48];
+  std::snprintf(speedup, sizeof speedup, "speedup %.3fx +-%.1f%%", r.speedup(), 100 * r.speedup_rse());
+  EXPECT_EQ(r.message(), std::string("correct, ") + speedup);
+  EXPECT_NE(summary_line(r).find(speedup), std::string::npos) << summary_line(r);
 }
 
 // KGYM_TRACE_ARCHIVE (bench/identity_kernels.py, bench/batch_share_parts.py): every evaluation's

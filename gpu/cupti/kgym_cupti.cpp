@@ -182,8 +182,8 @@ int copy_kind(uint8_t cupti_kind) {
   }
 }
 
-// The record of a copy or memset (recorded in the batch and idle phases only) as a kernel record named
-// "[memcpy]" or "[memset]", with its bytes (and a copy's kind): the GPU was busy on the
+// The record of a copy or memset (recorded in the batch and idle phases only): a kernel record
+// named "[memcpy]" or "[memset]", with its bytes (and a copy's kind): the GPU was busy on the
 // candidate's behalf all the same.
 std::string copy_record(const CUpti_Activity* record) {
   uint64_t start, end, bytes;

@@ -1909,14 +1909,22 @@ class Priorities(unittest.TestCase):
 
 
 
+def bench_module(name: str):
+    """A script of bench/ as a module (they import each other by name, from bench/)."""
+    import importlib
+    bench = os.path.join(os.path.dirname(__file__), "..", "..", "bench")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    return importlib.import_module(name)
+
+
 class BatchShareKernels(unittest.TestCase):
     def test_each_own_kernels_median_alone_and_in_batches(self):
         """bench/batch_share_parts.py --kernels on a written trace: a padded look-ahead's idle
         kernel reads far below 1 in its batches, its working one above, another process's
         kernels (not generated) not at all."""
         import tempfile
-        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
-        import batch_share_parts
+        batch_share_parts = bench_module("batch_share_parts")
         from kgym_sandbox.frames import kgym_pb2
         lines = []
 
@@ -1953,16 +1961,14 @@ class BatchShareKernels(unittest.TestCase):
 class SweepStalls(unittest.TestCase):
     def test_batches_far_over_their_evaluations_median_are_counted_on_both_sides(self):
         """bench/kernelbench_sweep.py's stall count: batches over 1.5x the median of both sides'."""
-        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
-        import kernelbench_sweep
+        kernelbench_sweep = bench_module("kernelbench_sweep")
         result = {"reference_batches_ms": [48, 49, 135, 50], "candidate_batches_ms": [49, 127, 74, 75]}
         self.assertEqual(kernelbench_sweep.stalled_batches(result), (2, 8))  # median 62: over 93
         self.assertEqual(kernelbench_sweep.stalled_batches({"candidate_batches_ms": [10.0]}), (0, 1))
         self.assertEqual(kernelbench_sweep.stalled_batches({}), (0, 0))
 
     def test_strides_one_for_all_levels_or_one_each(self):
-        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
-        import kernelbench_sweep
+        kernelbench_sweep = bench_module("kernelbench_sweep")
         self.assertEqual(kernelbench_sweep.level_strides([2, 3], []), {2: 1, 3: 1})
         self.assertEqual(kernelbench_sweep.level_strides([2, 3], [5]), {2: 5, 3: 5})
         self.assertEqual(kernelbench_sweep.level_strides([2, 3], [4, 5]), {2: 4, 3: 5})

@@ -329,6 +329,6 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     result["verdict"] = "OK"
     # The speedup's relative standard error beside it, where known: a noisy timing that reached its
     # cap says so (a trainer may weigh such a reward less).
-    error = f" +-{100 * result['speedup_rse']:.1f}%" if "speedup_rse" in result else ""
+    error = f" +-{100 * result['speedup_rse']:.1f}%" if result.get("speedup_rse", 0) > 0 else ""
     result["message"] = f"correct, speedup {result['speedup']:.3f}x{error}"
     return result
