@@ -56,6 +56,28 @@ command_line worker_command_line() {
   return c;
 }
 
+// Leaves the scheduler, executor by executor: each leave is answered once that executor's
+// evaluations in flight are done. A control plane that stops meanwhile (serve stopped with its
+// workers) answers none, so wait in steps of a second and stop waiting once it is down (the
+// scheduler is monitored). Asking again is harmless: the scheduler answers every ask. False
+// where the control plane went away first.
+bool leave(caf::scoped_actor& self, const worker_gate_actor& scheduler,
+           const std::vector<std::pair<std::string, gpu_executor_actor>>& executors) {
+  for (const auto& [executor_name, executor] : executors)
+    for (bool left = false; !left;) {
+      self->request(scheduler, std::chrono::seconds(1), leave_atom::value,
+                    caf::actor_cast<caf::strong_actor_ptr>(executor))
+          .receive([&](caf::ok_atom) { left = true; },
+                   [&](caf::error& e) { left = e != caf::make_error(caf::sec::request_timeout); });
+      bool gone = false;
+      if (!left)
+        self->receive([&](caf::down_msg&) { gone = true; }, caf::after(std::chrono::seconds(0)) >> [] {});
+      if (gone)
+        return false;
+    }
+  return true;
+}
+
 }  // namespace
 
 int run_worker(const std::vector<std::string>& argv) {
@@ -149,9 +171,8 @@ int run_worker(const std::vector<std::string>& argv) {
   }
   if (!control_plane_gone) {
     spdlog::info("kgym worker {}: draining", name);
-    for (const auto& [executor_name, executor] : executors)
-      self->request(*scheduler, caf::infinite, leave_atom::value, caf::actor_cast<caf::strong_actor_ptr>(executor))
-          .receive([](caf::ok_atom) {}, [](caf::error&) {});
+    if (!leave(self, *scheduler, executors))
+      spdlog::info("kgym worker {}: the control plane went away while draining", name);
   } else if (stop_requested) {
     spdlog::info("kgym worker {}: stopped while the control plane was gone", name);
   } else {

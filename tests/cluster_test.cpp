@@ -821,5 +821,31 @@ TEST(Cluster, StoppingServeMidStreamAnswersEveryRequestSent) {
   stop_mid_stream("busystop2", false);
 }
 
+// A worker draining while its server goes away: the worker asks to leave (SIGTERM) while serve
+// is paused, so no answer comes, then serve is killed. The worker notices the control plane is
+// gone and exits 0 at once. (CI once saw a worker wait for ever on a leave that serve, stopping
+// at the same moment, never answered.)
+TEST(Cluster, AWorkerDrainingWhenServeDiesExits) {
+  std::string tmp = fs::temp_directory_path().string() + "/kgym-drain-dies-" + std::to_string(::getpid());
+  fs::create_directories(tmp);
+  const std::string join = "127.0.0.1:" + std::to_string(free_port());
+  server s = start_server("drain-dies", {"--executors", "0", "--listen", join});
+  ASSERT_FALSE(s.endpoint.empty());
+  pid_t worker = start_kgym({"worker", "--join", join, "--name", "leaving", "--null-executor", "--cpu-slots", "2"},
+                            tmp + "/worker.log");
+  const std::string serve_log = fs::temp_directory_path().string() + "/kgym-serve-drain-dies.log";
+  ASSERT_EQ(wait_for_count(serve_log, "leaving#null1 joins", 1, 30s), 1) << read_all(serve_log);
+  ::kill(s.pid, SIGSTOP);
+  ::kill(worker, SIGTERM);
+  ASSERT_EQ(wait_for_count(tmp + "/worker.log", "draining", 1, 10s), 1) << read_all(tmp + "/worker.log");
+  std::this_thread::sleep_for(1s);
+  ::kill(s.pid, SIGKILL);
+  wait_exit(s.pid);
+  EXPECT_EQ(wait_exit_within(worker, 15s), 0) << read_all(tmp + "/worker.log");
+  EXPECT_NE(read_all(tmp + "/worker.log").find("the control plane went away while draining"), std::string::npos)
+      << read_all(tmp + "/worker.log");
+  fs::remove_all(tmp);
+}
+
 }  // namespace
 }  // namespace kgym::test
