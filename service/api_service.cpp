@@ -30,8 +30,10 @@ struct api_service_state {
   size_t served = 0, refused = 0, answers_since_compaction = 0;
   bool draining = false;
   size_t answers_to_flush = 0;    // answers the writer has gathered, not handed over (clients wait)
+  int64_t committed_at_once = 0, committed_by_writer = 0;  // answers, since start (ServeStatus)
   bool others_to_flush = false;   // accepted requests, delivery marks
-  bool flush_timer = false;       // a flush_atom is on its way from the clock
+  // When the first flush_atom on its way from the clock comes (max: none is).
+  clock_type::time_point flush_due = clock_type::time_point::max();
   bool flush_queued = false;      // a flush_atom waits behind the mailbox's messages
   clock_type::time_point started_at = clock_type::now();
   clock_type::time_point progress_at;  // set at the start
@@ -41,7 +43,11 @@ struct api_service_state {
 
 using self_ptr = api_service_actor::stateful_pointer<api_service_state>;
 
-// What this actor gave the journal's writer reaches it within this (flush_when_idle).
+// Answers this actor gave the journal's writer reach it within this while the writer is busy
+// (flush_when_idle); accepted requests and delivery marks alone within half the journal's batch
+// window, so that the next answer's commit here usually takes them along: handed over after a
+// millisecond, each request's record kept the writer busy when its answer came (the slow way
+// out, through the writer's thread), and the clock's thread woke twice a millisecond.
 constexpr std::chrono::milliseconds flush_every{1};
 
 void flush_when_idle(self_ptr self);
@@ -92,6 +98,8 @@ ServeStatus counts_now(self_ptr self) {
   status.set_awaiting_redelivery(static_cast<int64_t>(st.requests.waiting_redelivery()));
   status.set_answered(static_cast<int64_t>(st.served));
   status.set_refused(static_cast<int64_t>(st.refused));
+  status.set_answers_committed_at_once(st.committed_at_once);
+  status.set_answers_committed_by_writer(st.committed_by_writer);
   status.set_uptime_s(std::chrono::duration<double>(clock_type::now() - st.started_at).count());
   return status;
 }
@@ -441,9 +449,11 @@ void flush(self_ptr self) {
     st.writer->flush();
   st.answers_to_flush = 0;
   st.others_to_flush = false;
-  if (committed)
+  if (committed) {
+    st.committed_at_once += static_cast<int64_t>(committed->size());
     for (auto& answer : *committed)
       release(self, std::move(answer));
+  }
 }
 
 void flush_when_idle(self_ptr self) {
@@ -456,9 +466,14 @@ void flush_when_idle(self_ptr self) {
     st.flush_queued = true;
     self->send(self, flush_atom::value, false);
   }
-  if ((st.answers_to_flush > 0 || st.others_to_flush) && !st.flush_timer) {
-    st.flush_timer = true;
-    self->delayed_send(self, flush_every, flush_atom::value, true);
+  // A flush on its way hands over everything gathered, and this runs again after it.
+  if ((st.answers_to_flush > 0 || st.others_to_flush) && !st.flush_queued) {
+    const auto within = st.answers_to_flush > 0 ? flush_every : st.config.journal->batch_window() / 2;
+    const auto due = self->clock().now() + within;
+    if (due < st.flush_due) {
+      st.flush_due = due;
+      self->delayed_send(self, within, flush_atom::value, true);
+    }
   }
 }
 
@@ -523,7 +538,9 @@ api_service_actor::behavior_type api_service_impl(self_ptr self, api_service_con
         requests.retry({route, std::move(answer), until}, now);
       },
       [self](committed_atom) {
-        for (auto& answer : self->state.writer->take_committed())
+        auto answers = self->state.writer->take_committed();
+        self->state.committed_by_writer += static_cast<int64_t>(answers.size());
+        for (auto& answer : answers)
           release(self, std::move(answer));
         flush_when_idle(self);
       },
@@ -532,7 +549,10 @@ api_service_actor::behavior_type api_service_impl(self_ptr self, api_service_con
         flush_when_idle(self);
       },
       [self](flush_atom, bool from_timer) {
-        (from_timer ? self->state.flush_timer : self->state.flush_queued) = false;
+        if (!from_timer)
+          self->state.flush_queued = false;
+        else if (self->clock().now() >= self->state.flush_due)  // not a later one's, set before
+          self->state.flush_due = clock_type::time_point::max();
         flush(self);
         flush_when_idle(self);  // what the answers committed here left (a compaction)
       },

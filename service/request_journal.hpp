@@ -76,6 +76,7 @@ class request_journal {
   // Forgets answered requests older than `keep`; returns how many.
   int compact(std::chrono::seconds keep);
   std::string path() const { return path_; }
+  std::chrono::milliseconds batch_window() const { return batch_window_; }
 
  private:
   void exec(const char* sql);

@@ -55,6 +55,11 @@ std::string serve_metrics::prometheus_text(const ServeStatus& status) const {
         static_cast<double>(status.answers_kept()));
   gauge(out, "kgym_answers_awaiting_redelivery", "Answers whose ZeroMQ client was not connected.",
         static_cast<double>(status.awaiting_redelivery()));
+  out << "# HELP kgym_journal_answers_committed_total Answers committed to the journal (--state-dir) before "
+         "they were sent, by the thread that committed them.\n"
+         "# TYPE kgym_journal_answers_committed_total counter\n"
+      << "kgym_journal_answers_committed_total{thread=\"api\"} " << status.answers_committed_at_once() << '\n'
+      << "kgym_journal_answers_committed_total{thread=\"writer\"} " << status.answers_committed_by_writer() << '\n';
   return out.str();
 }
 

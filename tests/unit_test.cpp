@@ -818,6 +818,8 @@ TEST(ServeMetrics, PrometheusTextCountsVerdictsAndBucketsWallTime) {
   status.mutable_scheduler()->add_executors()->set_name("local#0");
   status.set_requests_in_flight(4);
   status.set_refused(2);
+  status.set_answers_committed_at_once(5);
+  status.set_answers_committed_by_writer(6);
   const std::string text = m.prometheus_text(status);
   for (const char* line :
        {"kgym_evaluations_total{verdict=\"OK\"} 3\n", "kgym_evaluations_total{verdict=\"TIMEOUT\"} 1\n",
@@ -826,7 +828,8 @@ TEST(ServeMetrics, PrometheusTextCountsVerdictsAndBucketsWallTime) {
         "kgym_evaluation_seconds_bucket{le=\"600\"} 3\n", "kgym_evaluation_seconds_bucket{le=\"+Inf\"} 4\n",
         "kgym_evaluation_seconds_sum 703.4\n", "kgym_evaluation_seconds_count 4\n",
         "kgym_requests_refused_total 2\n", "# TYPE kgym_queue_depth gauge\nkgym_queue_depth 3\n",
-        "kgym_requests_in_flight 4\n", "kgym_executors 1\n"})
+        "kgym_requests_in_flight 4\n", "kgym_executors 1\n", "kgym_journal_answers_committed_total{thread=\"api\"} 5\n",
+        "kgym_journal_answers_committed_total{thread=\"writer\"} 6\n"})
     EXPECT_NE(text.find(line), std::string::npos) << line << " not in:\n" << text;
   EXPECT_EQ(text.find("VERDICT_UNSPECIFIED"), std::string::npos);  // no evaluation is answered with it
 }
