@@ -197,15 +197,14 @@ void start_evaluation(self_ptr self, const EvalRequest& request, const std::stri
           });
 }
 
-// Called once its evaluation started: the request is the journal's then. A task of the suite is
-// journaled by its id only; `route`: a ZeroMQ client's, so a restart answers it unasked.
-void journal_accepted(self_ptr self, EvalRequest&& request, const ReplyRoute* route) {
+// Called once its evaluation started: the request is the journal's then. `by_task_id`: it named a
+// task of the suite (sent none of its own), which is journaled by its id only; `route`: a ZeroMQ
+// client's, so a restart answers it unasked.
+void journal_accepted(self_ptr self, EvalRequest&& request, bool by_task_id, const ReplyRoute* route) {
   auto& st = self->state;
   if (!st.writer)
     return;
-  auto in_suite = st.config.suite->find(request.task_id());
-  st.writer->accepted(std::move(request), route ? std::optional<ReplyRoute>(*route) : std::nullopt,
-                      in_suite == st.config.suite->end() ? nullptr : &in_suite->second);
+  st.writer->accepted(std::move(request), route ? std::optional<ReplyRoute>(*route) : std::nullopt, by_task_id);
   st.others_to_flush = true;
 }
 
@@ -247,6 +246,7 @@ void submit(self_ptr self, EvalRequest& request, const ReplyRoute& route, const 
   auto& st = self->state;
   if (error.empty() && st.draining)
     error = "the server is shutting down: send the request to another server";
+  const bool by_task_id = !request.has_task();  // check_eval_request resolves it from the suite
   if (error.empty())
     error = check_eval_request(&request, *st.config.suite, st.config.secret);
   if (!error.empty())
@@ -269,7 +269,7 @@ void submit(self_ptr self, EvalRequest& request, const ReplyRoute& route, const 
       break;  // the first one's evaluation will answer this one too
     case request_table::seen::new_request:
       start_evaluation(self, request, origin);
-      journal_accepted(self, std::move(request), &route);
+      journal_accepted(self, std::move(request), by_task_id, &route);
       break;
   }
 }
@@ -286,6 +286,7 @@ void post_evaluations(self_ptr self, const HttpCall& call) {
   EvalSubmitted submitted;
   for (auto& request : *batch.mutable_requests()) {
     request.set_secret(st.config.secret);  // the header carried it
+    const bool by_task_id = !request.has_task();  // check_eval_request resolves it from the suite
     std::string error = st.draining ? "the server is shutting down: send the request to another server"
                                     : check_eval_request(&request, *st.config.suite, st.config.secret);
     if (!error.empty()) {
@@ -299,7 +300,7 @@ void post_evaluations(self_ptr self, const HttpCall& call) {
     if (st.requests.submit_http(request.request_id()) != request_table::seen::new_request)
       continue;  // a retry: the first submission answers it
     start_evaluation(self, request, "http " + call.peer());
-    journal_accepted(self, std::move(request), nullptr);
+    journal_accepted(self, std::move(request), by_task_id, nullptr);
   }
   if (st.writer)
     st.writer->commit_synced();  // on disk before it is acknowledged

@@ -20,8 +20,8 @@ journal_writer::~journal_writer() {
   }
 }
 
-void journal_writer::accepted(EvalRequest request, std::optional<ReplyRoute> route, const Task* suite_task) {
-  gathered_.push_back(accept_op{std::move(request), std::move(route), suite_task});
+void journal_writer::accepted(EvalRequest request, std::optional<ReplyRoute> route, bool by_task_id) {
+  gathered_.push_back(accept_op{std::move(request), std::move(route), by_task_id});
   wake_on_flush_ = true;
 }
 
@@ -110,8 +110,9 @@ std::vector<EvalResult> journal_writer::apply(std::vector<op>& ops) {
   std::vector<EvalResult> answers;
   for (auto& o : ops) {
     if (auto* a = std::get_if<accept_op>(&o)) {
-      if (a->suite_task && a->suite_task->SerializeAsString() == a->request.task().SerializeAsString())
+      if (a->by_task_id)
         a->request.clear_task();
+      a->request.clear_secret();  // (the journal would copy the request to leave it out)
       journal_.accepted(a->request, a->route ? &*a->route : nullptr);
     } else if (auto* r = std::get_if<answer_op>(&o)) {
       journal_.answered(r->answer, r->delivered);

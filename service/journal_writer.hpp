@@ -38,9 +38,9 @@ class journal_writer {
   journal_writer(const journal_writer&) = delete;
   journal_writer& operator=(const journal_writer&) = delete;
 
-  // `suite_task`: the server's own task of that id (it outlives the writer), if any; a request
-  // for exactly it is journaled by its id only (the journal stays small; a restart resolves it).
-  void accepted(EvalRequest request, std::optional<ReplyRoute> route, const Task* suite_task = nullptr);
+  // `by_task_id`: the request named one of the server's tasks (it sent no task of its own): it is
+  // journaled by its task id only (the journal stays small; a restart resolves it again).
+  void accepted(EvalRequest request, std::optional<ReplyRoute> route, bool by_task_id = false);
   // Committed, then given back by take_committed(), in the order answered. `delivered`: nobody
   // waits for it over ZeroMQ (an HTTP client fetches it).
   void answered(EvalResult answer, bool delivered);
@@ -67,7 +67,7 @@ class journal_writer {
   struct accept_op {
     EvalRequest request;
     std::optional<ReplyRoute> route;
-    const Task* suite_task;
+    bool by_task_id;
   };
   struct answer_op {
     EvalResult answer;

@@ -104,9 +104,14 @@ void request_journal::step(sqlite3_stmt* statement) {
 
 void request_journal::accepted(const EvalRequest& request, const ReplyRoute* route) {
   begin();
-  EvalRequest kept = request;
-  kept.clear_secret();
-  const std::string bytes = kept.SerializeAsString();
+  std::string bytes;
+  if (request.secret().empty()) {
+    bytes = request.SerializeAsString();
+  } else {  // never on disk
+    EvalRequest kept = request;
+    kept.clear_secret();
+    bytes = kept.SerializeAsString();
+  }
   sqlite3_bind_text(insert_, 1, request.request_id().c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_blob(insert_, 2, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
   sqlite3_bind_double(insert_, 3, unix_now());

@@ -614,14 +614,12 @@ TEST(JournalWriter, GivesAnAnswerBackOnlyOnceARestartWouldFindIt) {
     writer.commit_synced();
     EXPECT_EQ(stored(), (std::map<std::string, bool>{{"a", true}, {"b", false}}));
     request.set_request_id("c");
-    Task suite_task;
-    suite_task.set_id("softmax_rows");
-    suite_task.set_source("class Model: pass");
-    *request.mutable_task() = suite_task;
-    writer.accepted(request, std::nullopt, &suite_task);  // the server's own task: kept by its id
+    request.mutable_task()->set_id("softmax_rows");  // as the server resolved it from its suite
+    request.mutable_task()->set_source("class Model: pass");
+    writer.accepted(request, std::nullopt, /*by_task_id=*/true);  // the server's own task: kept by its id
     request.set_request_id("d");
     request.mutable_task()->set_source("class Model: other = 1");
-    writer.accepted(request, std::nullopt, &suite_task);  // a task of the client's own: kept whole
+    writer.accepted(request, std::nullopt);  // a task of the client's own: kept whole
     writer.stop();
     EXPECT_EQ(stored(), (std::map<std::string, bool>{{"a", true}, {"b", false}, {"c", false}, {"d", false}}));
     std::map<std::string, bool> with_task;
