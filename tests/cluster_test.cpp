@@ -352,6 +352,42 @@ int wait_for_count(const std::string& path, const std::string& text, int count, 
   }
 }
 
+// What several tests start from: a kgym serve `name` with no executors of its own, listening
+// for workers on a loopback port, and one worker of null executors joined to it. `tmp`: the
+// test's own directory (the worker's log is worker.log there); serve's log is serve_log.
+struct one_worker_cluster {
+  std::string tmp, join, serve_log;
+  server serve;
+  pid_t worker = -1;
+  std::string worker_log() const { return tmp + "/worker.log"; }
+};
+
+// Starts it: `worker` the worker's --name, `slots` its executors, `more_serve` / `more_worker`
+// more arguments. `worker` stays -1 where serve did not start or the worker's last executor did
+// not join within 30 s (the test then fails on it with the logs).
+one_worker_cluster start_one_worker_cluster(const std::string& name, const std::string& worker, int slots = 1,
+                                            const std::vector<std::string>& more_serve = {},
+                                            const std::vector<std::string>& more_worker = {}) {
+  one_worker_cluster c;
+  c.tmp = fs::temp_directory_path().string() + "/kgym-" + name + "-" + std::to_string(::getpid());
+  fs::remove_all(c.tmp);
+  fs::create_directories(c.tmp);
+  c.join = "127.0.0.1:" + std::to_string(free_port());
+  std::vector<std::string> serve_args{"--executors", "0", "--listen", c.join};
+  serve_args.insert(serve_args.end(), more_serve.begin(), more_serve.end());
+  c.serve = start_server(name, serve_args);
+  c.serve_log = fs::temp_directory_path().string() + "/kgym-serve-" + name + ".log";
+  if (c.serve.endpoint.empty())
+    return c;
+  std::vector<std::string> worker_args{"worker", "--join", c.join, "--null-executor", "--name", worker,
+                                       "--cpu-slots", std::to_string(slots)};
+  worker_args.insert(worker_args.end(), more_worker.begin(), more_worker.end());
+  const pid_t pid = start_kgym(worker_args, c.worker_log());
+  if (wait_for_count(c.serve_log, worker + "#null" + std::to_string(slots - 1) + " joins", 1, 30s) == 1)
+    c.worker = pid;
+  return c;
+}
+
 // A loopback TCP connection to `port` (-1 if refused).
 int connect_to(uint16_t port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -628,39 +664,32 @@ TEST(Cluster, OnSimulatedHostsOnlyTheMemberWorksAndSurvivesAPulledLink) {
 // after the worker was stopped past the heartbeat timeout, it rejoins by itself and gets
 // work; no person restarts it.
 TEST(Cluster, AWorkerRejoinsAfterARestartAndAPause) {
-  std::string tmp = fs::temp_directory_path().string() + "/kgym-rejoin-" + std::to_string(::getpid());
-  fs::create_directories(tmp);
-  const std::string join = "127.0.0.1:" + std::to_string(free_port());
-  server first = start_server("rejoin1", {"--executors", "0", "--listen", join});
-  ASSERT_FALSE(first.endpoint.empty());
-  pid_t worker = start_kgym({"worker", "--join", join, "--name", "back", "--null-executor", "--rejoin-for", "60"},
-                            tmp + "/back.log");
-  const std::string log1 = fs::temp_directory_path().string() + "/kgym-serve-rejoin1.log";
-  ASSERT_EQ(wait_for_count(log1, "back#null0 joins", 1, 30s), 1) << read_all(log1);
+  one_worker_cluster first = start_one_worker_cluster("rejoin1", "back", 1, {}, {"--rejoin-for", "60"});
+  ASSERT_NE(first.worker, -1) << read_all(first.serve_log) << read_all(first.worker_log());
   {
-    client c(first.endpoint);
+    client c(first.serve.endpoint);
     c.send(request("before", "gelu_scale_residual", "fused"));
     EXPECT_EQ(c.receive(30s).result().executor(), "back#null0");
   }
-  ::kill(first.pid, SIGKILL);
-  wait_exit(first.pid);
-  server second = start_server("rejoin2", {"--executors", "0", "--listen", join});
+  ::kill(first.serve.pid, SIGKILL);
+  wait_exit(first.serve.pid);
+  server second = start_server("rejoin2", {"--executors", "0", "--listen", first.join});
   ASSERT_FALSE(second.endpoint.empty());
   const std::string log2 = fs::temp_directory_path().string() + "/kgym-serve-rejoin2.log";
-  EXPECT_EQ(wait_for_count(log2, "back#null0 joins", 1, 30s), 1) << read_all(tmp + "/back.log");
+  EXPECT_EQ(wait_for_count(log2, "back#null0 joins", 1, 30s), 1) << read_all(first.worker_log());
   client c(second.endpoint);
   c.send(request("after-restart", "gelu_scale_residual", "fused"));
   EXPECT_EQ(c.receive(30s).result().executor(), "back#null0");
 
-  ::kill(worker, SIGSTOP);
+  ::kill(first.worker, SIGSTOP);
   EXPECT_EQ(wait_for_count(log2, "back#null0 lost", 1, 20s), 1) << read_all(log2);
-  ::kill(worker, SIGCONT);
-  EXPECT_EQ(wait_for_count(log2, "back#null0 joins", 2, 30s), 2) << read_all(tmp + "/back.log");
+  ::kill(first.worker, SIGCONT);
+  EXPECT_EQ(wait_for_count(log2, "back#null0 joins", 2, 30s), 2) << read_all(first.worker_log());
   c.send(request("after-pause", "gelu_scale_residual", "fused"));
   EXPECT_EQ(c.receive(30s).result().executor(), "back#null0");
-  EXPECT_EQ(stop_process(worker), 0) << read_all(tmp + "/back.log");
+  EXPECT_EQ(stop_process(first.worker), 0) << read_all(first.worker_log());
   EXPECT_EQ(stop_process(second.pid), 0);
-  fs::remove_all(tmp);
+  fs::remove_all(first.tmp);
 }
 
 // A server restart with 200 requests in flight, two workers evaluating them: the restarted
@@ -768,17 +797,9 @@ TEST(Cluster, ServeFailsClearlyAndStopsWithWorkQueued) {
 // answered, and the client reading nothing for a second: every request gets an answer, a
 // refusal or a "stopped" error.
 void stop_mid_stream(const std::string& name, bool stop_worker) {
-  std::string tmp = fs::temp_directory_path().string() + "/kgym-" + name + "-" + std::to_string(::getpid());
-  fs::create_directories(tmp);
-  const std::string listen = "127.0.0.1:" + std::to_string(free_port());
-  server s = start_server(name, {"--executors", "0", "--listen", listen, "--drain-timeout", "5"});
-  ASSERT_FALSE(s.endpoint.empty());
-  const std::string serve_log = fs::temp_directory_path().string() + "/kgym-serve-" + name + ".log";
-  pid_t worker = start_kgym({"worker", "--join", listen, "--null-executor", "--cpu-slots", "8", "--name", "busy"},
-                            tmp + "/worker.log");
-  ASSERT_EQ(wait_for_count(serve_log, "busy#null7 joins", 1, 30s), 1) << read_all(serve_log) << read_all(tmp + "/worker.log");
-
-  client c(s.endpoint);
+  one_worker_cluster cluster = start_one_worker_cluster(name, "busy", 8, {"--drain-timeout", "5"});
+  ASSERT_NE(cluster.worker, -1) << read_all(cluster.serve_log) << read_all(cluster.worker_log());
+  client c(cluster.serve.endpoint);
   const int sent = 5000;
   for (int i = 0; i < sent; ++i)
     c.send(request("b" + std::to_string(i), "gelu_scale_residual", "fused"));
@@ -787,10 +808,10 @@ void stop_mid_stream(const std::string& name, bool stop_worker) {
     c.receive(1s);
     ++answered;
   }
-  ASSERT_EQ(answered, 200) << read_all(serve_log);
+  ASSERT_EQ(answered, 200) << read_all(cluster.serve_log);
   if (stop_worker)
-    ::kill(worker, SIGTERM);
-  ::kill(s.pid, SIGTERM);
+    ::kill(cluster.worker, SIGTERM);
+  ::kill(cluster.serve.pid, SIGTERM);
   // The client reads nothing for a second: its queue at serve (1,000) fills while serve stops,
   // and what did not fit must still reach it (held refusals, answers awaiting redelivery).
   std::this_thread::sleep_for(1s);
@@ -800,15 +821,15 @@ void stop_mid_stream(const std::string& name, bool stop_worker) {
     stopped += r.error().find("stopped before this evaluation finished") != std::string::npos;
     refused += r.error().find("shutting down") != std::string::npos;
   }
-  EXPECT_EQ(answered, sent) << stopped << " stopped, " << refused << " refused\n" << read_all(serve_log);
+  EXPECT_EQ(answered, sent) << stopped << " stopped, " << refused << " refused\n" << read_all(cluster.serve_log);
   std::cout << answered << " answered, " << stopped << " of them stopped before they ran, " << refused
             << " refused\n";
-  EXPECT_EQ(wait_exit_within(s.pid, 30s), 0) << read_all(serve_log);
+  EXPECT_EQ(wait_exit_within(cluster.serve.pid, 30s), 0) << read_all(cluster.serve_log);
   if (!stop_worker)
-    ::kill(worker, SIGTERM);
+    ::kill(cluster.worker, SIGTERM);
   // A worker stopped while it waits for serve to come back ends cleanly too.
-  EXPECT_EQ(wait_exit_within(worker, 30s), 0) << read_all(tmp + "/worker.log");
-  fs::remove_all(tmp);
+  EXPECT_EQ(wait_exit_within(cluster.worker, 30s), 0) << read_all(cluster.worker_log());
+  fs::remove_all(cluster.tmp);
 }
 
 TEST(Cluster, StoppingServeAndAWorkerMidStreamAnswersEveryRequest) {
@@ -829,17 +850,12 @@ TEST(Cluster, StoppingServeMidStreamAnswersEveryRequestSent) {
 // with its record and went the slow way, through the writer's thread and a message back (the
 // twenty-first session counted 136 of 315 so; here 94-110 of 300); /v1/status counts both.
 TEST(Cluster, AJournaledAnswerOneAtATimeIsCommittedOnTheWayOut) {
-  std::string tmp = fs::temp_directory_path().string() + "/kgym-at-once-" + std::to_string(::getpid());
-  fs::remove_all(tmp);
-  fs::create_directories(tmp);
-  const std::string join = "127.0.0.1:" + std::to_string(free_port());
   const std::string http = "127.0.0.1:" + std::to_string(free_port());
-  server s = start_server("at-once", {"--executors", "0", "--listen", join, "--http", http, "--state-dir", tmp + "/state"});
-  ASSERT_FALSE(s.endpoint.empty());
-  pid_t worker = start_kgym({"worker", "--join", join, "--name", "quick", "--null-executor"}, tmp + "/worker.log");
-  const std::string serve_log = fs::temp_directory_path().string() + "/kgym-serve-at-once.log";
-  ASSERT_EQ(wait_for_count(serve_log, "quick#null0 joins", 1, 30s), 1) << read_all(serve_log);
-  client c(s.endpoint);
+  const std::string state = fs::temp_directory_path().string() + "/kgym-at-once-state-" + std::to_string(::getpid());
+  fs::remove_all(state);
+  one_worker_cluster cluster = start_one_worker_cluster("at-once", "quick", 1, {"--http", http, "--state-dir", state});
+  ASSERT_NE(cluster.worker, -1) << read_all(cluster.serve_log) << read_all(cluster.worker_log());
+  client c(cluster.serve.endpoint);
   const int sent = 300;
   for (int i = 0; i < sent; ++i) {
     c.send(request("one" + std::to_string(i), "gelu_scale_residual", "fused"));
@@ -854,9 +870,10 @@ TEST(Cluster, AJournaledAnswerOneAtATimeIsCommittedOnTheWayOut) {
   EXPECT_EQ(status.answers_committed_at_once() + status.answers_committed_by_writer(), sent);
   EXPECT_GE(status.answers_committed_at_once(), sent * 8 / 10) << status.answers_committed_by_writer()
                                                                 << " went through the writer's thread";
-  EXPECT_EQ(stop_process(worker), 0);
-  EXPECT_EQ(stop_process(s.pid), 0);
-  fs::remove_all(tmp);
+  EXPECT_EQ(stop_process(cluster.worker), 0);
+  EXPECT_EQ(stop_process(cluster.serve.pid), 0);
+  fs::remove_all(cluster.tmp);
+  fs::remove_all(state);
 }
 
 // A worker draining while its server goes away: the worker asks to leave (SIGTERM) while serve
@@ -864,25 +881,18 @@ TEST(Cluster, AJournaledAnswerOneAtATimeIsCommittedOnTheWayOut) {
 // gone and exits 0 at once. (CI once saw a worker wait for ever on a leave that serve, stopping
 // at the same moment, never answered.)
 TEST(Cluster, AWorkerDrainingWhenServeDiesExits) {
-  std::string tmp = fs::temp_directory_path().string() + "/kgym-drain-dies-" + std::to_string(::getpid());
-  fs::create_directories(tmp);
-  const std::string join = "127.0.0.1:" + std::to_string(free_port());
-  server s = start_server("drain-dies", {"--executors", "0", "--listen", join});
-  ASSERT_FALSE(s.endpoint.empty());
-  pid_t worker = start_kgym({"worker", "--join", join, "--name", "leaving", "--null-executor", "--cpu-slots", "2"},
-                            tmp + "/worker.log");
-  const std::string serve_log = fs::temp_directory_path().string() + "/kgym-serve-drain-dies.log";
-  ASSERT_EQ(wait_for_count(serve_log, "leaving#null1 joins", 1, 30s), 1) << read_all(serve_log);
-  ::kill(s.pid, SIGSTOP);
-  ::kill(worker, SIGTERM);
-  ASSERT_EQ(wait_for_count(tmp + "/worker.log", "draining", 1, 10s), 1) << read_all(tmp + "/worker.log");
+  one_worker_cluster c = start_one_worker_cluster("drain-dies", "leaving", 2);
+  ASSERT_NE(c.worker, -1) << read_all(c.serve_log) << read_all(c.worker_log());
+  ::kill(c.serve.pid, SIGSTOP);
+  ::kill(c.worker, SIGTERM);
+  ASSERT_EQ(wait_for_count(c.worker_log(), "draining", 1, 10s), 1) << read_all(c.worker_log());
   std::this_thread::sleep_for(1s);
-  ::kill(s.pid, SIGKILL);
-  wait_exit(s.pid);
-  EXPECT_EQ(wait_exit_within(worker, 15s), 0) << read_all(tmp + "/worker.log");
-  EXPECT_NE(read_all(tmp + "/worker.log").find("the control plane went away while draining"), std::string::npos)
-      << read_all(tmp + "/worker.log");
-  fs::remove_all(tmp);
+  ::kill(c.serve.pid, SIGKILL);
+  wait_exit(c.serve.pid);
+  EXPECT_EQ(wait_exit_within(c.worker, 15s), 0) << read_all(c.worker_log());
+  EXPECT_NE(read_all(c.worker_log()).find("the control plane went away while draining"), std::string::npos)
+      << read_all(c.worker_log());
+  fs::remove_all(c.tmp);
 }
 
 }  // namespace
