@@ -32,6 +32,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+import urllib.request
 
 import zmq
 
@@ -84,12 +85,15 @@ class Cluster:
         self.tmp = tempfile.mkdtemp(prefix="kgym-dispatch-")
         self.state_dir = f"{self.tmp}/state" if journal else ""
         serve_tls = ["--plain-loopback"] if certs == "plain" else ["--cluster-certs", f"{certs}/serve"] if certs else []
-        serve_tls += ["--state-dir", self.state_dir] if journal else []
+        # With the journal, HTTP too: /v1/status counts how its answers were committed.
+        serve_tls += ["--state-dir", self.state_dir, "--http", "127.0.0.1:0", "--http-file", f"{self.tmp}/http"] \
+            if journal else []
         self.serve = subprocess.Popen([kgym, "serve", "--executors", "0", "--api", "tcp://127.0.0.1:*",
                                        "--endpoint-file", f"{self.tmp}/api", "--listen", "127.0.0.1:0",
                                        "--listen-file", f"{self.tmp}/port"] + serve_tls + list(serve_args),
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=pinned("serve"))
         self.endpoint = wait_line(f"{self.tmp}/api")
+        self.http_port = int(wait_line(f"{self.tmp}/http")) if journal else 0
         join = "127.0.0.1:" + wait_line(f"{self.tmp}/port")
         # Over TLS a worker's name is its certificate's (w0, w1): --name then says the same.
         self.workers = [subprocess.Popen([kgym, "worker", "--join", join, "--null-executor", "--name", f"w{i}",
@@ -139,6 +143,11 @@ class Cluster:
             outbound.append((received - started) * 1e3)
         return inbound, outbound
 
+    def journal_commits(self) -> tuple:
+        """(answers committed on the API service's thread, by the journal writer's) so far."""
+        status = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}/v1/status").read())
+        return int(status.get("answers_committed_at_once", 0)), int(status.get("answers_committed_by_writer", 0))
+
     def close(self):
         """Stops the processes (serve commits the journal's last batch on exit), notes the
         journal's size (`journal_bytes`) and removes the cluster's files: a round's journal left
@@ -173,14 +182,21 @@ def compare_tls(args) -> None:
     setups = (("plain", "plain", False), ("tls", certs, False), ("tls+journal", certs, True))
     rows = {name: [] for name, _, _ in setups}
     journal_per_request = 0.0
+    at_once = {"one at a time": [], "in flight": []}  # the journal's answers committed on the API thread, a share
     for _ in range(args.rounds):
         for name, tls, journal in random.sample(setups, len(setups)):
             cluster = Cluster(args.kgym, 1, tls, journal, serve_args=args.serve_arg)
+            before = cluster.journal_commits() if journal else None
             inbound, outbound = cluster.latencies(500)
+            if journal:
+                at_once["one at a time"].append(share_at_once(before, cluster.journal_commits()))
             cluster.close()
             cluster = Cluster(args.kgym, 2, tls, journal, serve_args=args.serve_arg, slots=args.slots)
             cluster.run_batch(500)
+            before = cluster.journal_commits() if journal else None
             rate = cluster.run_batch(args.requests)
+            if journal:
+                at_once["in flight"].append(share_at_once(before, cluster.journal_commits()))
             cluster.close()  # the journal's last batch is committed on exit
             if journal:
                 journal_per_request = cluster.journal_bytes / (args.requests + 540)  # + the warm-ups
@@ -201,6 +217,15 @@ def compare_tls(args) -> None:
               f"(median of the rounds' ratios: {', '.join(f'{r:.2f}' for r in ratios)})")
     print(f"journal: {journal_per_request * 1e5 / 2**20:.1f} MiB per 100,000 requests (this bench's small programs), "
           f"written at {median['tls+journal'][2]:.0f} requests/s")
+    print("journal: answers committed on the API service's thread (sent at once, not through the writer's): " +
+          "; ".join(f"{how} {percentile(shares, 50):.0%} (rounds {', '.join(f'{x:.0%}' for x in shares)})"
+                    for how, shares in at_once.items()))
+
+
+def share_at_once(before: tuple, after: tuple) -> float:
+    """Of the answers committed between two Cluster.journal_commits(), the share committed at once."""
+    at_once, by_writer = after[0] - before[0], after[1] - before[1]
+    return at_once / max(at_once + by_writer, 1)
 
 
 def compare_builds(args) -> None:
