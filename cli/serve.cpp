@@ -111,10 +111,11 @@ command_line serve_command_line() {
                                 "(duplicate: true)")
       .whole("journal-keep", "S", "answers older than S seconds are forgotten, in memory and in the journal\n"
                                   "(default 86400); a later GET or re-send of their id finds nothing")
-      .whole("journal-batch-ms", "MS", "accepted ZeroMQ requests are committed in batches at most MS old (default\n"
-                                       "20; 0: every turn of the serve loop). A SIGKILL may lose the last MS of\n"
-                                       "them (their clients wait and re-send); answers are always committed\n"
-                                       "before a client gets them, HTTP submissions before their 202")
+      .whole("journal-batch-ms", "MS", "accepted ZeroMQ requests are committed in batches within 1.5 x MS of\n"
+                                       "their arrival, most with their answer (default 20; 0: every turn of the\n"
+                                       "serve loop). A SIGKILL may lose the last 1.5 x MS of them (their clients\n"
+                                       "wait and re-send); answers are always committed before a client gets\n"
+                                       "them, HTTP submissions before their 202")
       .whole("max-answers", "N", "at most N answers are kept in memory, the oldest forgotten first (default 1000000)")
       .number("drain-timeout", "S", "on SIGTERM, how long evaluations in flight may still finish (default 120);\n"
                                     "then each one's client gets an error saying to send it again")
