@@ -246,9 +246,9 @@ void submit(self_ptr self, EvalRequest& request, const ReplyRoute& route, const 
   auto& st = self->state;
   if (error.empty() && st.draining)
     error = "the server is shutting down: send the request to another server";
-  const bool by_task_id = !request.has_task();  // check_eval_request resolves it from the suite
+  bool by_task_id = false;
   if (error.empty())
-    error = check_eval_request(&request, *st.config.suite, st.config.secret);
+    error = check_eval_request(&request, *st.config.suite, st.config.secret, &by_task_id);
   if (!error.empty())
     return refuse(self, route, request.request_id(), error);
   if (request.withdraw()) {  // its answer goes to the request's own client
@@ -286,9 +286,9 @@ void post_evaluations(self_ptr self, const HttpCall& call) {
   EvalSubmitted submitted;
   for (auto& request : *batch.mutable_requests()) {
     request.set_secret(st.config.secret);  // the header carried it
-    const bool by_task_id = !request.has_task();  // check_eval_request resolves it from the suite
+    bool by_task_id = false;
     std::string error = st.draining ? "the server is shutting down: send the request to another server"
-                                    : check_eval_request(&request, *st.config.suite, st.config.secret);
+                                    : check_eval_request(&request, *st.config.suite, st.config.secret, &by_task_id);
     if (!error.empty()) {
       auto* refusal = submitted.add_refused();
       refusal->set_request_id(request.request_id());

@@ -23,7 +23,7 @@ decoded_request decode_eval_request(const std::string& frame, size_t max_bytes) 
 }
 
 std::string check_eval_request(EvalRequest* request, const std::map<std::string, Task>& suite,
-                               const std::string& secret) {
+                               const std::string& secret, bool* from_suite) {
   if (!secret.empty() && !secrets_equal(request->secret(), secret))
     return request->secret().empty() ? "this server requires a secret: set EvalRequest.secret"
                                      : "wrong secret: the request is refused";
@@ -47,6 +47,8 @@ std::string check_eval_request(EvalRequest* request, const std::map<std::string,
     return "unknown task '" + request->task_id() + "': the server has " + std::to_string(suite.size()) +
            " tasks (kgym tasks lists them), or send the task itself";
   *request->mutable_task() = found->second;
+  if (from_suite)
+    *from_suite = true;
   return "";
 }
 

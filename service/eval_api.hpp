@@ -18,9 +18,10 @@ struct decoded_request {
 
 decoded_request decode_eval_request(const std::string& frame, size_t max_bytes);
 
-// Fills request->task from `suite` when only task_id is given. Empty string: accepted.
+// Fills request->task from `suite` when only task_id is given, and then sets *from_suite (if
+// given; the journal keeps such a request by its task id). Empty string: accepted.
 std::string check_eval_request(EvalRequest* request, const std::map<std::string, Task>& suite,
-                               const std::string& secret);
+                               const std::string& secret, bool* from_suite = nullptr);
 
 std::string encode_eval_result(const EvalResult& result, bool json);
 

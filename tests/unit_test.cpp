@@ -1699,8 +1699,13 @@ TEST(EvalApi, DecodesChecksAndRefusesClearly) {
   auto decoded = decode_eval_request(r.SerializeAsString(), 1 << 20);
   ASSERT_EQ(decoded.error, "");
   EXPECT_FALSE(decoded.json);
-  EXPECT_EQ(check_eval_request(&decoded.request, suite, ""), "");
+  bool from_suite = false;
+  EXPECT_EQ(check_eval_request(&decoded.request, suite, "", &from_suite), "");
   EXPECT_EQ(decoded.request.task().source(), "class Model: pass");  // filled from the suite
+  EXPECT_TRUE(from_suite);
+  from_suite = false;
+  EXPECT_EQ(check_eval_request(&decoded.request, suite, "", &from_suite), "");  // a task of its own now
+  EXPECT_FALSE(from_suite);
   EXPECT_TRUE(decode_eval_request(to_json(r), 1 << 20).json);
   EXPECT_NE(decode_eval_request(std::string(100, 'x'), 10).error.find("over the server's limit"), std::string::npos);
   EXPECT_NE(check_eval_request(&r, suite, "s").find("requires a secret"), std::string::npos);
