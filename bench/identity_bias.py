@@ -15,7 +15,7 @@ process where the OS puts it, waiting for requests by polling) and
 `smallbatch` (4 GiB a batch, the default before 16: fewer calls a batch where sets are large) and
 `expandable` (every sandbox process's PyTorch allocator on expandable segments, its memory
 mapped in 2 MiB pages of one growing range: on an H200 it made `l2_77`'s slow placements more
-frequent, not fewer, README), `eager` (every sandbox process loads all its CUDA modules at start,
+frequent, not fewer, bench/RESULTS.md), `eager` (every sandbox process loads all its CUDA modules at start,
 CUDA_MODULE_LOADING=EAGER: if a process's slowness follows where its kernels' code was loaded,
 this makes every process alike) and `precise` (timing until the speedup's rse is 0.0005, up to 2 s a side: if the spread falls with
 it, the error is noise within an evaluation; if not, a bias fixed per evaluation), `tighter` (until 0.0008, the cap unchanged) and
@@ -82,7 +82,7 @@ def raw_speedup(r: dict) -> float:
 
 def side_ms(r: dict) -> str:
     """Each side's time a call, reference / candidate: an identity answer of 1 can be two slow
-    sides (on an H200 some processes run a model 30% slower for their whole life, README)."""
+    sides (on an H200 some processes run a model 30% slower for their whole life, bench/RESULTS.md)."""
     times = "/".join(f"{r.get(side, {}).get('iqm_ms', 0.0):.3f}" for side in ("reference_time", "candidate_time")) + " ms"
     return times + batches_timed(r)
 

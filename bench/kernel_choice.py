@@ -26,7 +26,7 @@ intermediates, its output, cuDNN's workspace) is moved N times (a cache emptied,
 --pad-max-mib sets a pad's largest size (GiB pads reach other physical memory). With --ahead N
 the processes overlap as the sandbox's do: N more have CUDA up while one runs, and each builds
 its model once the one before has answered (on an H200 about half of the sandbox's processes
-are slow for their whole life, in no order: README).
+are slow for their whole life, in no order: bench/RESULTS.md).
 """
 import argparse
 import glob

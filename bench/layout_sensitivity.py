@@ -3,7 +3,7 @@ layouts differ only by a pad of 0-4 GiB allocated before the inputs, outputs and
 empty_cache) the forward's intermediates; the layouts are timed in shuffled rounds by CUDA
 events, L2 flushed before each. Prints each layout's time relative to layout 0 (geometric mean
 of the rounds' ratios, with its standard error). One of the causes of the identity bias ruled
-out in the README ("Where the identity error comes from").
+out in bench/RESULTS.md ("Where the identity error comes from").
 
     python3 bench/layout_sensitivity.py KERNELBENCH/KernelBench/level2/1_Conv2D_ReLU_BiasAdd.py ...
 """

@@ -1,7 +1,7 @@
 """How fast one model runs, process by process, in kgym's sandbox and outside it.
 
 On an H200 KernelBench's `l2_77` ran 4.8 or 6.3 ms a call, the same kernels either way, by where
-a process's intermediates lie (README, "Where the intermediates lie"). Three ways to look:
+a process's intermediates lie (bench/RESULTS.md, "Where the intermediates lie"). Three ways to look:
 
   sandbox: `kgym check` of a candidate that is the task's own Model and, at its --at-th call (by
     default in the timing), times the model (the clock around 8 calls, synchronised) on the inputs it was handed, on its

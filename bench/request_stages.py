@@ -2,7 +2,7 @@
 
 kgym times each side by the judge's clock around a request of k calls to another process (the
 reference runner, the candidate's process): on an H200 consecutive batches differed by 0.1-0.7%
-by that clock and by 0.02-0.1% by the kernels' own times in the CUPTI traces (README, "The time
+by that clock and by 0.02-0.1% by the kernels' own times in the CUPTI traces (bench/RESULTS.md, "The time
 goes into the requests' noise"), and the timing runs until that noise averages out. This forks
 a judge and a runner as the sandbox has them (the same channel code, the task's Model in eval
 mode on k input sets, each process on a core of its own) and stamps every stage of each timed

@@ -3,7 +3,7 @@
 two ways: the coordinator's wall clock around the request, and CUDA events inside the process.
 Several runs, each with a fresh pair; per run the speedup A/B by each clock (median of the
 pairs' ratios) with its robust standard error. An identity with no kgym in between: a per-run
-bias here is the hardware's or the processes'; what kgym shows beyond it is kgym's (README,
+bias here is the hardware's or the processes'; what kgym shows beyond it is kgym's (bench/RESULTS.md,
 "Where the identity error comes from").
 
     python3 bench/two_process_timing.py MODEL.py K RUNS [FIRST_CORE]   (pins A, B to two cores)

@@ -81,7 +81,7 @@ command_line serve_command_line() {
       .text("cluster-certs", "DIR", "this node's cluster credentials (ca.pem, node.pem, node.key; default\n"
                                     "$KGYM_CLUSTER_CERTS): workers then connect over TLS and must show a\n"
                                     "certificate of the same CA. Required for --listen beyond loopback; make\n"
-                                    "them with deploy/cluster_certs.sh (README: \"A cluster\"). On loopback\n"
+                                    "them with deploy/cluster_certs.sh (README: \"Only our workers join\"). On loopback\n"
                                     "without them, kgym makes a CA of this user's own (in\n"
                                     "$XDG_RUNTIME_DIR/kgym-cluster, else $TMPDIR/kgym-cluster-UID, mode 0700):\n"
                                     "TLS all the same, and only this user's workers can join")

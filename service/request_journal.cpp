@@ -30,7 +30,7 @@ request_journal::request_journal(const std::string& dir, std::chrono::millisecon
   exec("PRAGMA synchronous=NORMAL");  // commits survive the process; commit_synced syncs
   // No AUTOINCREMENT (a journal made before keeps it): its counter row was written again in
   // every commit that accepted a request, a page more each (without it journal_bench's writer
-  // spends about a tenth less CPU a request: README). A seq may then come back after compaction
+  // spends about a tenth less CPU a request: bench/RESULTS.md). A seq may then come back after compaction
   // removed the newest rows; compaction removes every reference to them at once (compact).
   exec("CREATE TABLE IF NOT EXISTS requests (seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, "
        "request BLOB NOT NULL, answer BLOB, accepted_at REAL, answered_at REAL, route BLOB, delivered INTEGER)");

@@ -18,7 +18,7 @@ GPU's). No clock of the candidate's process is read. After each batch the judge 
 random, a share of its calls' outputs with the reference's on the same inputs, and the last
 call of all always. Where the placement of a process's intermediates decides its speed (an
 H200), EvalOptions.placement REDRAWN moves both sides' every few batches and times each from
-its fast mode (README, "Where the intermediates lie"); CHECKED moves them alike but times each
+its fast mode (bench/RESULTS.md, "Where the intermediates lie"); CHECKED moves them alike but times each
 as kept unless one shows two modes.
 """
 import math
@@ -230,7 +230,7 @@ def within_placement_rse(ref_batches: list, cand_batches: list, every: int, min_
     H200's sub-modes) cancels; 1.4826 times their median absolute deviation over sqrt(2) (a
     difference of two has twice the variance), over the square root of the pairs (the first
     left out, as in ratio_rse). What placements add is left out, as kept placements leave it
-    out; counted in, the error stayed above 0.001 to the cap for half of level 2 (README)."""
+    out; counted in, the error stayed above 0.001 to the cap for half of level 2 (bench/RESULTS.md)."""
     ratios = {i: math.log(r / c) for i, (r, c) in enumerate(zip(ref_batches, cand_batches)) if i > 0 and r > 0 and c > 0}
     steps = [ratios[i] - ratios[i - 1] for i in ratios if i - 1 in ratios and (i - 1) // every == i // every]
     if len(ratios) < min_pairs or len(steps) < 2:
@@ -637,7 +637,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
         # Before the refill: the untimed batch runs on the last batch's inputs, so nothing it
         # computes is of use to the batch that follows. A whole batch, not one call: after one
         # call the next timed batch still allocated the other k - 1 outputs' memory, and ran
-        # 0.5-1% slower than the batch after it, give or take 1-2% (H200, level 2, README).
+        # 0.5-1% slower than the batch after it, give or take 1-2% (H200, level 2, bench/RESULTS.md).
         t0 = time.perf_counter()
         for name in order(batch, every):  # the side that runs first after it also moves first
             side = sides[name]
