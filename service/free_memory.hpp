@@ -1,8 +1,8 @@
 // Keeps a long-running server's memory flat. kgym's binaries link tcmalloc, which keeps what a
 // server freed in its own free lists: over a soak of 700,000 API evaluations serve's heap grew by
-// 8 MiB while the bytes it held stayed at 15-18 MiB (README, "Control plane"). Both calls find
-// tcmalloc at run time (dlsym), so libraries linked without it (the tests) need nothing; there
-// they do nothing.
+// 8 MiB while the bytes it held stayed at 15-18 MiB (bench/RESULTS.md, "The pipeline's control
+// plane and serve's memory"). Both calls find tcmalloc at run time (dlsym), so libraries linked
+// without it (the tests) need nothing; there they do nothing.
 #pragma once
 
 #include <cstddef>
