@@ -130,7 +130,7 @@ def main() -> None:
             for n, reports in run(variant, preload, concurrency).items():
                 seen.setdefault((variant, int(n)), []).extend(r["seconds"] for r in reports)
                 slowest.setdefault((variant, int(n)), []).append(max(r["seconds"]["total"] for r in reports))
-    print(f"\n| variant | at once | children | " + " | ".join(f"{s} s" for s in STEPS) + " | slowest of a set s |")
+    print("\n| variant | at once | children | " + " | ".join(f"{s} s" for s in STEPS) + " | slowest of a set s |")
     print("|---|---|---|" + "---|" * (len(STEPS) + 1))
     for (variant, n), rows in sorted(seen.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         cells = [f"{statistics.median(r[s] for r in rows):.3f}" for s in STEPS]
