@@ -116,10 +116,15 @@ def main():
     parser.add_argument("--level", type=int, default=2)
     parser.add_argument("--only", required=True, help="problem numbers, e.g. 1,69,93")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--per-round", type=int, default=2, help="evaluations of each task per variant and round")
+    parser.add_argument("--per-round", type=int, default=2,
+                        help="evaluations of each task per variant and round (at least 2: the first of each round "
+                             "also starts the sandbox and is left out, so the first task gets one fewer)")
     parser.add_argument("--variant", action="append", choices=sorted(VARIANTS), help="default: traced, untraced")
     parser.add_argument("--out", help="every ExecResult, JSON lines")
     args = parser.parse_args()
+    if args.per_round < 2:
+        parser.error("--per-round must be at least 2: each round's first evaluation also starts the sandbox and "
+                     "is left out, so with 1 the first task would get no result at all")
     only = {int(n) for n in args.only.split(",")}
     variants = args.variant or ["traced", "untraced"]
     results = {v: [] for v in variants}
