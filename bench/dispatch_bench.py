@@ -297,7 +297,7 @@ def soak(args) -> None:
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kgym", default="build/kgym")
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--workers", default="1,2,4,8,16")
