@@ -86,6 +86,42 @@ class DeviceResident(unittest.TestCase):
         self.assertFalse(driver.device_resident(torch.ones(8).data_ptr()))  # pageable host memory
 
 
+class ArenaLifetime(unittest.TestCase):
+    """A shared buffer's memory goes back to the device once neither side has a tensor over
+    it (shared_tensors._Mapping): before, every arena of an evaluation stayed to its process's
+    end, nine 8 GiB sets' worth in the judge at KernelBench's level-1 sizes."""
+
+    def test_an_arena_is_freed_when_the_last_tensor_over_it_goes(self):
+        import gc
+        from kgym_sandbox import shared_tensors
+
+        def in_use():
+            torch.cuda.synchronize()
+            free, total = torch.cuda.mem_get_info()
+            return total - free
+
+        driver, size = shared_tensors.CudaDriver(), 1 << 30
+        warm = torch.empty(16, device="cuda").fill_(1.0)[:16].sum().item()  # the kernels' modules loaded first
+        before, counted = in_use(), shared_tensors.CudaDriver.allocated
+        arena = shared_tensors.Arena("cuda", [{"shape": [size // 4], "dtype": "float32"}], driver)
+        arena.tensors[0].fill_(1.0)
+        other = shared_tensors.Arena("cuda", arena.describe()["tensors"], driver, fd=os.dup(arena.fd))  # the other side
+        view = other.tensors[0][:16]
+        self.assertGreaterEqual(in_use() - before, size)
+        self.assertEqual(shared_tensors.CudaDriver.allocated - counted, size)
+        del arena
+        gc.collect()
+        self.assertGreaterEqual(in_use() - before, size)  # the other side still maps it
+        self.assertEqual(shared_tensors.CudaDriver.allocated, counted)
+        del other
+        gc.collect()
+        self.assertEqual(view.sum().item(), 16.0)  # a view of it keeps the mapping
+        self.assertGreaterEqual(in_use() - before, size)
+        del view
+        gc.collect()
+        self.assertLess(in_use() - before, size // 8, warm)  # the gigabyte is back (what else moved: MiBs)
+
+
 if __name__ == "__main__":
     if not torch.cuda.is_available():
         print("[  SKIPPED ] no GPU")

@@ -432,6 +432,12 @@ class RefillSide(ScriptedSide):
     def input_targets(self, k):
         return [[b] for b in self.buffers[:k]] if self.arena and self.buffers else []
 
+    def reserve_sets(self, k, new_inputs):  # as RemoteCandidate's: the arena from one set
+        if not self.arena:
+            return []
+        self.fill_sets([new_inputs()] * k, "timing")
+        return self.input_targets(k)
+
     def fill_sets(self, sets, phase):
         self.fills.append([inputs[0] for inputs in sets])
         if self.buffers is None:
@@ -539,7 +545,7 @@ class TimingRefill(unittest.TestCase):
         self.assertFalse(capped.confirming([0.0021] * 3, [0.0021] * 3))
         self.assertTrue(capped.confirming([0.0001] * 3, [0.0001] * 3))
 
-    def test_each_refill_after_the_first_is_made_in_the_reference_runners_buffers(self):
+    def test_every_refill_is_made_in_the_reference_runners_buffers(self):
         reference, candidate, made = RefillSide(arena=True), RefillSide(arena=False), []
 
         def new_inputs(into=()):
@@ -549,13 +555,15 @@ class TimingRefill(unittest.TestCase):
         timing.time_interleaved(reference, candidate, new_inputs, [torch.zeros(2)], lambda *a: None,
                                 timing.StopRule(reps=6, min_timed_s=0.0), k=2, device="cpu", seconds={},
                                 check_this=lambda share: False)
-        self.assertEqual(len(made), 6)  # three batches of two calls
-        self.assertEqual(made[:2], [[], []])  # the first: no arena yet
-        for i, into in enumerate(made[2:]):  # then each set in the reference runner's own buffer
+        self.assertEqual(len(made), 7)  # one set for the arena, then three batches of two calls
+        self.assertEqual(made[0], [])  # the arena's: made where the judge allocates
+        self.assertEqual(len(reference.fills[0]), 2)  # the arena for two sets, from that one set
+        for i, into in enumerate(made[1:]):  # every batch's sets in the reference runner's own buffers
             self.assertIs(into[0], reference.buffers[i % 2])
         # The candidate is handed the very tensors the reference runner's buffers hold (its copy
         # is made from them), never buffers of its own.
-        self.assertIs(candidate.fills[1][0], reference.buffers[0])
+        self.assertIs(candidate.fills[0][0], reference.buffers[0])
+        self.assertIs(candidate.fills[1][1], reference.buffers[1])
         self.assertIsNone(candidate.input_targets(2) or None)
 
 
@@ -1956,6 +1964,17 @@ class BatchShareKernels(unittest.TestCase):
         finally:
             os.unlink(f.name)
         self.assertEqual(found, {("pad", (4, 1, 1)): (1001, 450, 3, 2), ("work", (8, 1, 1)): (3000, 6000, 3, 1)})
+
+
+class MemoryByProcess(unittest.TestCase):
+    def test_the_peak_names_each_process_largest_first_and_the_timeline_one_line_a_second(self):
+        """bench/memory_by_process.py's report over NVML's samples (seconds, MiB, {pid: MiB})."""
+        memory_by_process = bench_module("memory_by_process")
+        samples = [(0.0, 100, {7: 10}), (0.5, 300, {7: 90, 9: 200}), (0.9, 250, {9: 240}), (1.2, 200, {9: 190})]
+        self.assertEqual(memory_by_process.peak_line(samples),
+                         "peak 300 MiB in use at 0.50 s; by process (pid:MiB): 9:200, 7:90")
+        self.assertEqual(memory_by_process.per_second(samples),
+                         ["     0.00 s     100 MiB  7:10", "     1.20 s     200 MiB  9:190"])
 
 
 class SweepStalls(unittest.TestCase):

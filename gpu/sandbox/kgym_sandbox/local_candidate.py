@@ -61,6 +61,9 @@ class LocalCandidate:
     def input_targets(self, k: int) -> list:
         return []  # its sets are clones: nothing to make in place
 
+    def reserve_sets(self, k: int, new_inputs) -> list:
+        return []
+
     def expect(self, expected: list, phase: str, k: int = 1) -> None:
         self.outputs = [None] * k
 

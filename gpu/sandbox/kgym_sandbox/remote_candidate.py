@@ -200,6 +200,15 @@ class RemoteCandidate:
         n = len(self.input_arena.tensors) // self.input_sets
         return [self.input_arena.tensors[i * n:(i + 1) * n] for i in range(k)]
 
+    def reserve_sets(self, k: int, new_inputs) -> list:
+        """An arena for k sets, made from one set `new_inputs()` makes now, then given back:
+        the first timing refill makes its k sets in it (input_targets), so the judge holds
+        one set of its own beside the arenas, not k (8 GiB each at KernelBench's level-1 sizes)."""
+        self.fill_sets([new_inputs()] * k, "timing")
+        if self.device == "cuda":
+            torch.cuda.empty_cache()
+        return self.input_targets(k)
+
     def fill(self, inputs: list, phase: str) -> None:
         self.fill_sets([inputs], phase)
 

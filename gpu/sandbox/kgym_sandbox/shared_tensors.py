@@ -6,6 +6,12 @@ over as a file descriptor, so a descriptor never exposes the judge's other memor
 allocator packs many tensors into one allocation; the judge never shares its memory). Outputs
 come back the same way: the candidate's calls copy them into output buffers of the judge's;
 nothing of the candidate's memory is ever mapped here.
+
+A buffer lives as long as a tensor over it does, on each side: the judge replaces a side's
+arena when the sets or the outputs change shape or number (the trials' one set, then the
+timing's k), and the memory of the one replaced goes back to the device once neither process
+has a tensor over it. Kept to the process's end, they added up: at KernelBench's level-1 sizes
+(8 GiB sets) the judge held nine sets' worth at the start of the timing (bench/RESULTS.md).
 """
 import ctypes
 import fcntl
@@ -133,7 +139,7 @@ class CudaDriver:
         return ptr.value
 
     def alloc(self, nbytes: int) -> tuple:
-        """(device pointer, descriptor to hand over) of a new allocation of at least `nbytes`."""
+        """(its _Mapping here, descriptor to hand over) of a new allocation of at least `nbytes`."""
         size = self.rounded(nbytes)
         handle = ctypes.c_uint64()
         rc = self.lib.cuMemCreate(ctypes.byref(handle), ctypes.c_size_t(size), ctypes.byref(self._prop()),
@@ -149,11 +155,12 @@ class CudaDriver:
         except BaseException:
             self.lib.cuMemRelease(handle)  # not mapped: freed now; mapped: when the process goes
             raise
+        self.lib.cuMemRelease(handle)  # the mapping and the descriptor hold the allocation now
         CudaDriver.allocated += size
-        return ptr, fd.value
+        return _Mapping(self.lib, ptr, size, owned=True), fd.value
 
-    def open(self, fd: int, nbytes: int) -> int:
-        """Maps the allocation another process handed over as `fd` (closed here); its start.
+    def open(self, fd: int, nbytes: int) -> "_Mapping":
+        """Maps the allocation another process handed over as `fd` (closed here).
         Mapping more than the allocation holds fails in the driver."""
         handle = ctypes.c_uint64()
         try:
@@ -163,24 +170,50 @@ class CudaDriver:
         finally:
             os.close(fd)
         try:
-            return self._map(handle, self.rounded(nbytes))
-        except BaseException:
-            self.lib.cuMemRelease(handle)  # e.g. more than the allocation holds: the import goes
-            raise
+            size = self.rounded(nbytes)
+            ptr = self._map(handle, size)
+        finally:
+            self.lib.cuMemRelease(handle)  # mapped: the mapping holds it; not (e.g. more than it holds): gone
+        return _Mapping(self.lib, ptr, size, owned=False)
+
+
+class _Mapping:
+    """An address range mapped to a shared allocation. It goes when the last tensor over it
+    does (each tensor holds its _CudaArray, which holds this); the allocation itself is freed
+    once no process maps it and its descriptor is closed (the judge's Arena closes it)."""
+
+    def __init__(self, lib, ptr: int, size: int, owned: bool):
+        self.lib, self.ptr, self.size, self.owned = lib, ptr, size, owned
+
+    def __del__(self):
+        try:
+            # Unmapping does not wait for work queued on the range (PyTorch's expandable
+            # segments wait too): a copy into it may still run.
+            self.lib.cuCtxSynchronize()
+            self.lib.cuMemUnmap(ctypes.c_uint64(self.ptr), ctypes.c_size_t(self.size))
+            self.lib.cuMemAddressFree(ctypes.c_uint64(self.ptr), ctypes.c_size_t(self.size))
+        except Exception:  # at the interpreter's exit the driver may be gone: the process's end frees it
+            pass
+        if self.owned:
+            CudaDriver.allocated -= self.size
 
 
 class _CudaArray:
-    def __init__(self, ptr: int, spec: dict):
+    """What PyTorch reads a tensor over foreign device memory from; the tensor keeps it, and so
+    the mapping (`owner`), alive."""
+
+    def __init__(self, ptr: int, spec: dict, owner=None):
         typestr = torch.empty(0, dtype=dtype_of(spec["dtype"])).numpy().dtype.str
         self.__cuda_array_interface__ = {"shape": tuple(spec["shape"]), "typestr": typestr, "data": (ptr, False),
                                          "version": 3, "strides": None}
+        self.owner = owner
 
 
-def device_view(ptr: int, spec: dict) -> torch.Tensor:
-    """A contiguous tensor over device memory at `ptr`."""
+def device_view(ptr: int, spec: dict, owner=None) -> torch.Tensor:
+    """A contiguous tensor over device memory at `ptr`, keeping `owner` (its _Mapping) alive."""
     if dtype_of(spec["dtype"]) == torch.bfloat16:  # no array-interface type string: view int16 bytes
-        return device_view(ptr, {"shape": spec["shape"], "dtype": "int16"}).view(torch.bfloat16)
-    return torch.as_tensor(_CudaArray(ptr, spec), device="cuda")
+        return device_view(ptr, {"shape": spec["shape"], "dtype": "int16"}, owner).view(torch.bfloat16)
+    return torch.as_tensor(_CudaArray(ptr, spec, owner), device="cuda")
 
 
 ALIGN = 256
@@ -214,10 +247,10 @@ class Arena:
             return
         if device == "cuda":
             if fd >= 0:
-                base = driver.open(fd, size)
+                mapping = driver.open(fd, size)
             else:
-                base, self.fd = driver.alloc(size)
-            self.tensors = [device_view(base + o, s) if nbytes_of(s) else
+                mapping, self.fd = driver.alloc(size)
+            self.tensors = [device_view(mapping.ptr + o, s, mapping) if nbytes_of(s) else
                             torch.empty(s["shape"], dtype=dtype_of(s["dtype"]), device="cuda")
                             for o, s in zip(offsets, self.specs)]
             return
@@ -243,3 +276,9 @@ class Arena:
 
     def fds(self) -> list:
         return [self.fd] if self.fd >= 0 else []
+
+    def __del__(self):
+        # The descriptor holds the allocation too: closed, only the mappings (the tensors) do.
+        if getattr(self, "fd", -1) >= 0:
+            os.close(self.fd)
+            self.fd = -1

@@ -625,7 +625,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
         t0 = time.perf_counter()
         # Made where the reference runs them, where the task's get_inputs allows
         # (in_place_inputs): only the candidate's copy is left to write.
-        targets = reference.input_targets(k)
+        targets = reference.input_targets(k) or reference.reserve_sets(k, new_inputs)
         sets = [new_inputs(targets[i]) if targets else new_inputs() for i in range(k)]
         if device == "cuda":
             torch.cuda.synchronize()
