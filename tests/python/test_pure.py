@@ -588,6 +588,54 @@ class DeliveringSide:
         return self.held[j]
 
 
+class SharedBuffersLetGo(unittest.TestCase):
+    """RemoteCandidate frees a side's shared buffers before larger ones are made, and the
+    reference runner's once it is done (at KernelBench's level-1 sizes a set is 8 GiB)."""
+
+    def side_and_requests(self):
+        import weakref
+        from kgym_sandbox import remote_candidate
+        side, sent, old = remote_candidate.RemoteCandidate(None, "cpu", "", traced=False), [], []
+
+        def request(phase, message, fds=(), internal_ok=False):  # what the process is sent, and
+            gone = all(ref() is None for ref in old)  # whether the buffers replaced are freed by then
+            sent.append((message["op"], len(message.get("sets", [])), len(message["arena"]["tensors"]), gone))
+            return {}
+        side.request = request
+        return side, sent, lambda arena: old.append(weakref.ref(arena))
+
+    def test_input_sets_go_before_more_are_made_and_are_written_in_place_after(self):
+        side, sent, watch = self.side_and_requests()
+        x = torch.ones(4)
+        side.fill_sets([[x]], "correctness")
+        watch(side.input_arena)
+        side.fill_sets([[x], [x]], "timing")
+        arena = side.input_arena
+        side.fill_sets([[x * 2], [x * 3]], "timing")
+        self.assertEqual(sent, [("inputs", 1, 1, True),   # the trials' one set
+                                ("inputs", 0, 0, True),   # let go: the process drops its tensors over it
+                                ("inputs", 2, 2, True)])  # the timing's two, made once the old one is freed
+        self.assertIs(side.input_arena, arena)  # the third fill wrote in place
+        self.assertEqual(side.input_arena.tensors[1].tolist(), [3.0] * 4)
+        self.assertEqual(side.input_targets(2), [[arena.tensors[0]], [arena.tensors[1]]])
+
+    def test_output_buffers_the_same_and_a_finished_side_holds_none(self):
+        import gc
+        side, sent, watch = self.side_and_requests()
+        side.expect([torch.ones(3)], "correctness", 1)
+        watch(side.slots[0][0])
+        side.expect([torch.ones(3)], "timing", 4)
+        self.assertEqual(sent, [("outputs", 0, 1, True), ("outputs", 0, 0, True), ("outputs", 0, 4, True)])
+        side.fill_sets([[torch.ones(2)]], "timing")
+        watch(side.input_arena)
+        watch(side.slots[0][0])
+        side.let_go()
+        gc.collect()
+        self.assertEqual((side.input_arena, side.slots, side.input_sets), (None, [], 0))
+        side.request("timing", {"op": "ping", "arena": {"tensors": []}})
+        self.assertTrue(sent[-1][3])  # nothing of the judge's left for it
+
+
 class Delivery(unittest.TestCase):
     def test_a_side_holds_buffers_for_every_call_only_while_they_are_small(self):
         from kgym_sandbox import remote_candidate

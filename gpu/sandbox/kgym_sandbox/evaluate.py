@@ -281,6 +281,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
                                         (lambda: timing.draw_pad(rng)) if redraw else None)
         lap.skip()  # time_interleaved counted its parts
         reference_changed = timed_reference.finish()  # its process exits while the traced calls run
+        timed_reference.let_go()  # its inputs and output buffers with it
         if device == "cuda" and candidate.traced and int(opts["traced_reps"]) > 0:
             result["traced_rep_ms"] = timing.time_traced(
                 candidate, new_inputs, int(opts["traced_reps"]),

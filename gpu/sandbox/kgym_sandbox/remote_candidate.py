@@ -181,6 +181,7 @@ class RemoteCandidate:
         items = [packing.pack(inputs, tensors) for inputs in sets]
         layout = items[0], packing.flat_specs(tensors[:len(tensors) // len(sets)])
         if layout != self.input_layout or len(sets) > self.input_sets:
+            self.drop_inputs(phase)
             arena = self.share(tensors)
             self.request(phase, {"op": "inputs", "sets": items, "arena": arena.describe()}, arena.fds())
             self.input_arena, self.input_layout, self.input_sets = arena, layout, len(sets)
@@ -199,6 +200,28 @@ class RemoteCandidate:
             return []
         n = len(self.input_arena.tensors) // self.input_sets
         return [self.input_arena.tensors[i * n:(i + 1) * n] for i in range(k)]
+
+    def drop_inputs(self, phase: str) -> None:
+        """Both sides let go of the input sets before larger ones are made: the old arena is
+        freed first (shared_tensors._Mapping), not beside the new one (8 GiB a set at
+        KernelBench's level-1 sizes). A process that keeps its tensors keeps only its own
+        mapping of memory it was given."""
+        if self.input_arena is not None:
+            self.input_arena, self.input_layout, self.input_sets = None, None, 0
+            self.request(phase, {"op": "inputs", "sets": [], "arena": {"tensors": []}})
+
+    def drop_outputs(self, phase: str) -> None:
+        """The same for the output buffers."""
+        if self.slots:
+            per_call = max(len(self.slot_specs or ()), 1)
+            self.slots, self.slot_specs = [], None
+            self.request(phase, {"op": "outputs", "per_call": per_call, "arena": {"tensors": []}})
+
+    def let_go(self) -> None:
+        """The judge's buffers for a process that is done (the reference runner after its
+        last batch): freed once the process's own mappings go with it."""
+        self.input_arena, self.input_layout, self.input_sets = None, None, 0
+        self.slots, self.slot_specs = [], None
 
     def reserve_sets(self, k: int, new_inputs) -> list:
         """An arena for k sets, made from one set `new_inputs()` makes now, then given back:
@@ -220,6 +243,7 @@ class RemoteCandidate:
         copied = self.device != "cuda" or not self.keep_outputs
         n = k if copied else delivery_slots(k, timing.tensor_bytes(expected))
         if specs != self.slot_specs or n > len(self.slots):
+            self.drop_outputs(phase)
             arena = shared_tensors.Arena(self.device, specs * n, self.driver)
             self.request(phase, {"op": "outputs", "per_call": len(expected), "arena": arena.describe()}, arena.fds())
             self.slots = [arena.tensors[i:i + len(expected)] for i in range(0, len(arena.tensors), len(expected))]
