@@ -119,6 +119,17 @@ def stalled_batches(result: dict) -> tuple:
     return sum(b > bound for b in batches), len(batches)
 
 
+IDENTITY_BOUND = 0.005  # issue 14: the identity answer's speedup within 1 +- this on level 2
+
+
+def identity_outliers(ok: list) -> list:
+    """(task, speedup, speedup_rse) of the OK identity answers beyond IDENTITY_BOUND, farthest
+    first: an rse far below the distance is an error set for the whole evaluation, not noise."""
+    far = [(r.get("task_id", "?"), r.get("speedup", 0.0), r.get("speedup_rse", 0.0)) for r in ok
+           if round(abs(r.get("speedup", 0.0) - 1), 12) > IDENTITY_BOUND]  # 1 - 0.995 is 0.0050000000000000044
+    return sorted(far, key=lambda x: -abs(x[1] - 1))
+
+
 def level_strides(levels: list, strides: list) -> dict:
     """{level: stride}: none given, 1; one, for every level; else one per level, in order."""
     if len(strides) > 1 and len(strides) != len(levels):
@@ -139,6 +150,10 @@ def report(level: int, results: list, elapsed_s: float) -> None:
               f"timed {statistics.fmean(r.get('timed_s', 0) for r in ok):.2f} s and wall "
               f"{statistics.fmean(r.get('wall_s', 0) for r in ok):.2f} s per evaluation, speedup_rse mean "
               f"{statistics.fmean(r.get('speedup_rse', 0) for r in ok):.5f}")
+        far = identity_outliers(ok)
+        print(f"  identity within {IDENTITY_BOUND}: {len(ok) - len(far)} of {len(ok)}" +
+              ("" if not far else "; beyond: " + ", ".join(f"{t} {s:.4f} (rse {e:.4f})" for t, s, e in far[:8]) +
+               (f" and {len(far) - 8} more" if len(far) > 8 else "")))
         paired = [(delivery_excess_ms(r.get("reference_delivery_ms", []), r.get("delivery_ms", []), r.get("delivery_parts", [])),
                    delivery_bound_ms(r.get("reference_delivery_ms", []), r.get("delivery_parts", []))) for r in ok]
         paired = [(e, b) for e, b in paired if e is not None]

@@ -2034,6 +2034,12 @@ class SweepStalls(unittest.TestCase):
         self.assertEqual(kernelbench_sweep.stalled_batches({"candidate_batches_ms": [10.0]}), (0, 1))
         self.assertEqual(kernelbench_sweep.stalled_batches({}), (0, 0))
 
+    def test_identity_answers_beyond_the_bound_farthest_first(self):
+        kernelbench_sweep = bench_module("kernelbench_sweep")
+        ok = [{"task_id": "a", "speedup": 1.004, "speedup_rse": 0.001}, {"task_id": "b", "speedup": 0.9433,
+              "speedup_rse": 0.0007}, {"task_id": "c", "speedup": 1.0105}, {"task_id": "d", "speedup": 0.995}]
+        self.assertEqual(kernelbench_sweep.identity_outliers(ok), [("b", 0.9433, 0.0007), ("c", 1.0105, 0.0)])
+
     def test_strides_one_for_all_levels_or_one_each(self):
         kernelbench_sweep = bench_module("kernelbench_sweep")
         self.assertEqual(kernelbench_sweep.level_strides([2, 3], []), {2: 1, 3: 1})
