@@ -42,8 +42,13 @@ std::string summary_line(const ExecResult& r) {
   } else {
     line += r.message();
   }
-  std::snprintf(detail, sizeof detail, "  [%d/%d trials, %.1f s]", passed, r.trials_size(), r.wall_s());
+  std::snprintf(detail, sizeof detail, "  [%d/%d trials, %.1f s", passed, r.trials_size(), r.wall_s());
   line += detail;
+  if (r.peak_device_memory_mb() > 0) {  // the GPU's memory in use at the evaluation's peak, every process's
+    std::snprintf(detail, sizeof detail, ", GPU memory %.1f GiB", r.peak_device_memory_mb() / 1024);
+    line += detail;
+  }
+  line += "]";
   for (const auto& e : r.evidence())
     line += "\n" + std::string(41, ' ') + "evidence: " + lower_name(e.kind()) + ": " + e.detail() + " (" + e.source() + ")";
   return line;

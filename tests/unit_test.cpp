@@ -1084,6 +1084,10 @@ TEST(Summary, NamesVerdictSpeedupAndEvidence) {
   EXPECT_EQ(summary_line(r).find("fast mode"), std::string::npos);  // every batch timed: nothing to say
   r.set_candidate_batches_timed(2);
   EXPECT_NE(summary_line(r).find("fast mode: ref 4 of 4 batches, cand 2 of 4"), std::string::npos);
+  r.set_wall_s(3.84);
+  EXPECT_NE(summary_line(r).find("[0/0 trials, 3.8 s]"), std::string::npos);  // the CPU: no GPU memory
+  r.set_peak_device_memory_mb(52838.4);
+  EXPECT_NE(summary_line(r).find("[0/0 trials, 3.8 s, GPU memory 51.6 GiB]"), std::string::npos);
   r.set_verdict(HACKED);
   r.add_evidence()->set_kind(CACHED_OUTPUT);
   EXPECT_NE(summary_line(r).find("cached_output"), std::string::npos);
