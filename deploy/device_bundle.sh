@@ -25,10 +25,11 @@ du -sh .debs/build
 # The API client's one dependency, for the GPU machine's Python 3.12 (it has no internet).
 python3 -m pip download -q --only-binary=:all: --python-version 3.12 --platform manylinux_2_28_x86_64 \
   -d .debs/wheels -r deploy/requirements-client.txt
-# ninja, for building candidates' CUDA extensions, and protobuf, for the sandbox's frames
-# (the GPU machine's image may lack them).
+# ninja, for building candidates' CUDA extensions, protobuf, for the sandbox's frames, and
+# nvidia-ml-py, for the GPU's memory per process (the GPU machine's image may lack them).
 python3 -m pip download -q --only-binary=:all: --python-version 3.12 --platform manylinux_2_17_x86_64 \
-  -d .debs/wheels "$(grep '^ninja==' deploy/requirements-sandbox.txt)" "$(grep '^protobuf==' deploy/requirements-sandbox.txt)"
+  -d .debs/wheels "$(grep '^ninja==' deploy/requirements-sandbox.txt)" "$(grep '^protobuf==' deploy/requirements-sandbox.txt)" \
+  "$(grep '^nvidia-ml-py==' deploy/requirements-sandbox.txt)"
 # matplotlib, for kgym report's and kgym eval's charts (report/plot_curves.py), in a folder of
 # its own: a device call carries at most 64 MiB, so carry .debs/build, .debs/root and
 # .debs/wheels for the tests, and add .debs/wheels-report (25 MiB) only where a report is drawn.

@@ -19,10 +19,12 @@ if [ "$kgym_built_in" != "$PWD" ] && [ ! -e "$kgym_built_in" ]; then
 fi
 unset kgym_built_in
 # pyzmq for the API client (bench/, tests), ninja for candidates' CUDA extensions, protobuf for the
-# sandbox's frames (deploy/requirements-*.txt); the bundle carries them.
+# sandbox's frames, nvidia-ml-py for NVML (deploy/requirements-*.txt); the bundle carries them.
 python3 -c "import zmq" 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels pyzmq
 python3 -c "import ninja" 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels ninja
 python3 -c "import google.protobuf" 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels protobuf
+# NVML per process: who holds the GPU's memory (device_memory.py, bench/memory_by_process.py).
+python3 -c "import pynvml" 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels nvidia-ml-py
 # matplotlib draws kgym report's and kgym eval's charts (report/plot_curves.py).
 python3 -c "import matplotlib" 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels-report \
   matplotlib 2>/dev/null || python3 -m pip install -q --no-index --find-links .debs/wheels-report \
