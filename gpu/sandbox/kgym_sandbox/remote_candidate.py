@@ -38,8 +38,8 @@ class RemoteCandidate:
         self.reported_seconds = {}
         self.driver = shared_tensors.CudaDriver() if device == "cuda" else None
         self.overhead_s = 0.0  # timing.plan sets it
-        self.input_arena, self.input_layout, self.input_sets = None, None, 0  # the candidate's copies
-        self.slots, self.slot_specs = [], None  # per call of a batch: its output buffers
+        self.forget_inputs()  # the process's copies of the input sets
+        self.forget_outputs()  # per call of a batch: its output buffers
         self.batch_ms = []  # the judge's clock around each timed batch request, in order
         self.delivery_ms = []  # ... and around each delivery of a batch's outputs (cuda)
         self.keep_outputs = True  # the process keeps its outputs for the delivery (else copies them timed)
@@ -207,20 +207,26 @@ class RemoteCandidate:
         KernelBench's level-1 sizes). A process that keeps its tensors keeps only its own
         mapping of memory it was given."""
         if self.input_arena is not None:
-            self.input_arena, self.input_layout, self.input_sets = None, None, 0
+            self.forget_inputs()
             self.request(phase, {"op": "inputs", "sets": [], "arena": {"tensors": []}})
 
     def drop_outputs(self, phase: str) -> None:
         """The same for the output buffers."""
         if self.slots:
-            per_call = max(len(self.slot_specs or ()), 1)
-            self.slots, self.slot_specs = [], None
+            per_call = len(self.slot_specs)
+            self.forget_outputs()
             self.request(phase, {"op": "outputs", "per_call": per_call, "arena": {"tensors": []}})
 
     def let_go(self) -> None:
         """The judge's buffers for a process that is done (the reference runner after its
         last batch): freed once the process's own mappings go with it."""
+        self.forget_inputs()
+        self.forget_outputs()
+
+    def forget_inputs(self) -> None:
         self.input_arena, self.input_layout, self.input_sets = None, None, 0
+
+    def forget_outputs(self) -> None:
         self.slots, self.slot_specs = [], None
 
     def reserve_sets(self, k: int, new_inputs) -> list:
@@ -228,8 +234,7 @@ class RemoteCandidate:
         the first timing refill makes its k sets in it (input_targets), so the judge holds
         one set of its own beside the arenas, not k (8 GiB each at KernelBench's level-1 sizes)."""
         self.fill_sets([new_inputs()] * k, "timing")
-        if self.device == "cuda":
-            torch.cuda.empty_cache()
+        device_memory.release(self.device)
         return self.input_targets(k)
 
     def fill(self, inputs: list, phase: str) -> None:
