@@ -184,6 +184,19 @@ def report(level: int, results: list, elapsed_s: float) -> None:
                                     for r in sorted(results, key=lambda r: -r.get("wall_s", 0))[:5]))
     print("  most GPU memory: " + ", ".join(f"{r.get('task_id')} {r.get('peak_device_memory_mb', 0) / 1024:.1f} GiB"
                                            for r in sorted(results, key=lambda r: -r.get("peak_device_memory_mb", 0))[:5]))
+    for r in sorted(results, key=lambda r: -r.get("peak_device_memory_mb", 0))[:3]:
+        parts = memory_parts(r)
+        if parts:
+            print(f"    {r.get('task_id')} by part (GiB, the judge's own in brackets): " +
+                  ", ".join(f"{part} {device:.1f} ({judge:.1f})" for part, device, judge in parts))
+
+
+def memory_parts(result: dict, n: int = 4) -> list:
+    """(part, device GiB, judge's GiB) of the n parts of an evaluation that ended with the most
+    GPU memory in use (ExecResult.device_memory_by_part_mb), most first."""
+    device, judge = result.get("device_memory_by_part_mb", {}), result.get("judge_memory_by_part_mb", {})
+    return [(part, mb / 1024, judge.get(part, 0.0) / 1024)
+            for part, mb in sorted(device.items(), key=lambda item: (-item[1], item[0]))[:n]]
 
 
 def memory_ratios(results: list, rows: list) -> list:

@@ -121,6 +121,23 @@ class ArenaLifetime(unittest.TestCase):
         gc.collect()
         self.assertLess(in_use() - before, size // 8, warm)  # the gigabyte is back (what else moved: MiBs)
 
+    def test_memory_by_part_counts_the_judges_shared_buffers_and_its_reserve(self):
+        from kgym_sandbox import device_memory, shared_tensors
+        result, size = {}, 1 << 30
+        peak = device_memory.Peak("cuda", result)
+        peak.sample("before")
+        arena = shared_tensors.Arena("cuda", [{"shape": [size // 4], "dtype": "float32"}], shared_tensors.CudaDriver())
+        own = torch.empty(size // 4, device="cuda")
+        peak.sample("held")
+        del arena, own
+        torch.cuda.empty_cache()
+        peak.sample("after")
+        device, judge = result["device_memory_by_part_mb"], result["judge_memory_by_part_mb"]
+        self.assertGreaterEqual(judge["held"] - judge["before"], 2 * 1024)  # both gigabytes: shared and its own
+        self.assertGreaterEqual(device["held"] - device["before"], 2 * 1024)
+        self.assertLess(judge["after"] - judge["before"], 64)
+        self.assertEqual(result["peak_device_memory_mb"], max(device.values()))
+
 
 if __name__ == "__main__":
     if not torch.cuda.is_available():

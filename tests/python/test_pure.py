@@ -245,6 +245,10 @@ class ScriptedSide:
     def fill_sets(self, sets, phase):
         self.sets = len(sets)
 
+    def reserve_sets(self, k, pattern=None):  # as RemoteCandidate's: buffers shaped as the pattern
+        self.reserved = [[torch.zeros(t.shape) for t in pattern] for _ in range(k)]
+        return self.reserved
+
     def expect(self, expected, phase, k=1):
         pass
 
@@ -283,8 +287,8 @@ class TimingPlan(unittest.TestCase):
         finally:
             timing.OVERLAP_MAX_BYTES = old
         self.assertEqual(side.requests, [])  # 32 bytes: nothing sent before the trials
-        planned = timing.plan(side, started, "cpu", 1000, lambda: made.append(1) or [torch.ones(4)], 4 << 30)
-        self.assertEqual(len(made), 1)  # fresh inputs for the warm-up, sent now
+        planned = timing.plan(side, started, "cpu", 1000, lambda into=(): made.append(list(into)) or [into[0]], 4 << 30)
+        self.assertEqual(made, side.reserved)  # fresh inputs for the warm-up, made in the runner's buffers
         self.assertEqual(side.requests, [(1, 3)] + [(1, 1)] * timing.CALIBRATION_REQUESTS)
         self.assertEqual((side.finished, planned["batch"]), (started["warming"], 11))
 
@@ -432,16 +436,16 @@ class RefillSide(ScriptedSide):
     def input_targets(self, k):
         return [[b] for b in self.buffers[:k]] if self.arena and self.buffers else []
 
-    def reserve_sets(self, k, new_inputs):  # as RemoteCandidate's: the arena from one set
+    def reserve_sets(self, k, pattern=None):  # as RemoteCandidate's: an arena for k sets, from no set's values
         if not self.arena:
             return []
-        self.fill_sets([new_inputs()] * k, "timing")
+        self.fill_sets([[torch.empty(2, device="meta")]] * k, "timing")
         return self.input_targets(k)
 
     def fill_sets(self, sets, phase):
         self.fills.append([inputs[0] for inputs in sets])
         if self.buffers is None:
-            self.buffers = [inputs[0].clone() for inputs in sets]  # the arena, made at the first fill
+            self.buffers = [torch.zeros(inputs[0].shape) for inputs in sets]  # the arena, made at the first fill
 
     def delivery_size(self):
         return 1 << 30
@@ -555,10 +559,9 @@ class TimingRefill(unittest.TestCase):
         timing.time_interleaved(reference, candidate, new_inputs, [torch.zeros(2)], lambda *a: None,
                                 timing.StopRule(reps=6, min_timed_s=0.0), k=2, device="cpu", seconds={},
                                 check_this=lambda share: False)
-        self.assertEqual(len(made), 7)  # one set for the arena, then three batches of two calls
-        self.assertEqual(made[0], [])  # the arena's: made where the judge allocates
-        self.assertEqual(len(reference.fills[0]), 2)  # the arena for two sets, from that one set
-        for i, into in enumerate(made[1:]):  # every batch's sets in the reference runner's own buffers
+        self.assertEqual(len(made), 6)  # three batches of two calls: no set made for the arena
+        self.assertEqual([t.device.type for t in reference.fills[0]], ["meta"] * 2)  # the arena for two sets, from a pattern
+        for i, into in enumerate(made):  # every batch's sets in the reference runner's own buffers
             self.assertIs(into[0], reference.buffers[i % 2])
         # The candidate is handed the very tensors the reference runner's buffers hold (its copy
         # is made from them), never buffers of its own.
@@ -618,6 +621,23 @@ class SharedBuffersLetGo(unittest.TestCase):
         self.assertIs(side.input_arena, arena)  # the third fill wrote in place
         self.assertEqual(side.input_arena.tensors[1].tolist(), [3.0] * 4)
         self.assertEqual(side.input_targets(2), [[arena.tensors[0]], [arena.tensors[1]]])
+
+    def test_sets_reserved_from_a_pattern_copy_nothing_and_are_then_written_in_place(self):
+        from kgym_sandbox import packing
+        side, sent, watch = self.side_and_requests()
+        x = torch.ones(4)
+        self.assertEqual(side.reserve_sets(2), [])  # nothing shared yet: no pattern to reserve from
+        targets = side.reserve_sets(1, packing.meta([x, 3]))
+        self.assertEqual(sent, [("inputs", 1, 1, True)])
+        self.assertEqual([t.shape for t in targets[0]], [torch.Size([4])])
+        targets[0][0].fill_(5.0)  # a set made in place, then filled: nothing copied over it
+        side.fill_sets([[targets[0][0], 3]], "load")
+        self.assertEqual(len(sent), 1)
+        watch(side.input_arena)
+        targets = side.reserve_sets(2)  # the timing's two sets, laid out as the set shared now
+        self.assertEqual(sent[1:], [("inputs", 0, 0, True), ("inputs", 2, 2, True)])
+        self.assertEqual(len(targets), 2)
+        self.assertEqual(packing.flat_specs(targets[1]), packing.flat_specs([x]))
 
     def test_output_buffers_the_same_and_a_finished_side_holds_none(self):
         import gc
@@ -1087,6 +1107,46 @@ class DeviceMemory(unittest.TestCase):
         # KernelBench level 1 at 8 GiB a tensor: the identity's process holds 16, the runner 32.
         self.assertFalse(device_memory.over_share(device_memory.candidate_side({10: 31 * gib, 11: 32 * gib, 12: 16 * gib},
                                                                                {10, 11}), 80 * gib))
+
+    def test_memory_by_part_keeps_each_parts_most_and_laps_sample_at_every_part(self):
+        from kgym_sandbox import device_memory
+        from kgym_sandbox.laps import Laps
+        by_part = {}
+        for part, mb in (("timing_refill", 30.0), ("timing_calls", 20.0), ("timing_refill", 10.0)):
+            device_memory.keep_most(by_part, part, mb)
+        self.assertEqual(by_part, {"timing_refill": 30.0, "timing_calls": 20.0})
+        seen, seconds = [], {}
+        lap = Laps(seconds, seen.append)
+        lap("load_reference")
+        lap("load_build")
+        lap("load_build")
+        self.assertEqual(seen, ["load_reference", "load_build", "load_build"])
+        self.assertEqual(sorted(seconds), ["load_build", "load_reference"])
+        result = {}
+        device_memory.Peak("cpu", result).sample("load_build")  # the CPU's memory is the cgroup's business
+        self.assertEqual(result, {})
+
+    def test_the_last_evaluations_exiting_processes_are_not_this_ones_peak(self):
+        from unittest import mock
+        from kgym_sandbox import device_memory
+        gib = 1 << 30
+        usage = [{7: 30 * gib, 10: 2 * gib}, {10: 2 * gib}]  # pid 7: the last evaluation's, exiting
+        result = {}
+        with mock.patch.object(device_memory, "exiting_pids", {7}), \
+                mock.patch.object(device_memory, "per_process_usage", lambda: usage.pop(0)), \
+                mock.patch.object(torch.cuda, "mem_get_info", lambda: (100 * gib, 140 * gib)), \
+                mock.patch.object(torch.cuda, "memory_reserved", lambda: gib):
+            peak = device_memory.Peak("cuda", result)
+            peak.sample("load_reference")  # 40 GiB in use, 30 of them pid 7's
+            self.assertEqual(result["device_memory_by_part_mb"], {"load_reference": 10 * 1024})
+            peak.sample("load_build")  # pid 7 gone: NVML is not asked again
+            self.assertNotIn("peak_device_memory_mb", result)  # the load's parts: by part only
+            peak.sample("correctness_calls")
+        self.assertEqual(usage, [])
+        self.assertEqual(result["device_memory_by_part_mb"]["correctness_calls"], 40 * 1024)
+        self.assertEqual(result["device_memory_by_part_mb"]["load_build"], 40 * 1024)
+        self.assertEqual(result["peak_device_memory_mb"], 40 * 1024)
+        self.assertEqual(result["judge_memory_by_part_mb"]["load_reference"], 1024)
 
     def test_out_of_device_memory_by_its_text(self):
         from kgym_sandbox import failures
@@ -2039,6 +2099,15 @@ class SweepStalls(unittest.TestCase):
         ok = [{"task_id": "a", "speedup": 1.004, "speedup_rse": 0.001}, {"task_id": "b", "speedup": 0.9433,
               "speedup_rse": 0.0007}, {"task_id": "c", "speedup": 1.0105}, {"task_id": "d", "speedup": 0.995}]
         self.assertEqual(kernelbench_sweep.identity_outliers(ok), [("b", 0.9433, 0.0007), ("c", 1.0105, 0.0)])
+
+    def test_memory_by_part_most_first(self):
+        kernelbench_sweep = bench_module("kernelbench_sweep")
+        result = {"device_memory_by_part_mb": {"load_build": 1024.0, "timing_refill": 55296.0, "timing_calls": 55296.0,
+                                               "correctness_calls": 20480.0},
+                  "judge_memory_by_part_mb": {"timing_refill": 40960.0, "timing_calls": 40960.0}}
+        self.assertEqual(kernelbench_sweep.memory_parts(result, 3),
+                         [("timing_calls", 54.0, 40.0), ("timing_refill", 54.0, 40.0), ("correctness_calls", 20.0, 0.0)])
+        self.assertEqual(kernelbench_sweep.memory_parts({}), [])
 
     def test_strides_one_for_all_levels_or_one_each(self):
         kernelbench_sweep = bench_module("kernelbench_sweep")

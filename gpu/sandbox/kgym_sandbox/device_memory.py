@@ -25,17 +25,49 @@ MAX_PAD_BYTES = 512 << 20  # the largest pad a move holds (timing.draw_pad)
 
 
 class Peak:
-    """The most in use so far, kept in `result` (peak_device_memory_mb, device_memory_total_mb)."""
+    """The most in use so far, kept in `result` (peak_device_memory_mb, device_memory_total_mb),
+    and by part (`sample(part)`: device_memory_by_part_mb, and the judge's own share in
+    judge_memory_by_part_mb). What the last evaluation's processes, still exiting as this one
+    loads (`exiting_pids`), hold is not this one's: NVML's count of it is taken off while they
+    hold any. That misses what a process NVML no longer lists has not yet given back (H200,
+    KernelBench's l1_47 loading after l1_21: 27 GiB in use, the judge holding nothing), so the
+    load's parts are kept by part but left out of the peak: what a model's build holds stays
+    through the trials, where it counts."""
 
     def __init__(self, device: str, result: dict):
         self.cuda, self.result = device == "cuda", result
+        self.exiting = set(exiting_pids)
 
-    def sample(self) -> None:
-        if self.cuda:
-            free, total = torch.cuda.mem_get_info()
-            self.result["peak_device_memory_mb"] = max(self.result.get("peak_device_memory_mb", 0.0),
-                                                       (total - free) / (1 << 20))
-            self.result["device_memory_total_mb"] = total / (1 << 20)
+    def sample(self, part: str = None) -> None:
+        if not self.cuda:
+            return
+        free, total = torch.cuda.mem_get_info()
+        in_use = (total - free - self.exiting_held()) / (1 << 20)
+        if not (part or "").startswith("load"):
+            self.result["peak_device_memory_mb"] = max(self.result.get("peak_device_memory_mb", 0.0), in_use)
+        self.result["device_memory_total_mb"] = total / (1 << 20)
+        if part:
+            keep_most(self.result.setdefault("device_memory_by_part_mb", {}), part, in_use)
+            keep_most(self.result.setdefault("judge_memory_by_part_mb", {}), part, judge_held() / (1 << 20))
+
+    def exiting_held(self) -> int:
+        if not self.exiting:
+            return 0
+        usage = per_process_usage()
+        held = sum(usage.get(pid, 0) for pid in self.exiting) if usage is not None else 0
+        if not held:  # gone (or NVML cannot tell): asked no more
+            self.exiting = set()
+        return held
+
+
+def keep_most(by_part: dict, part: str, value: float) -> None:
+    by_part[part] = max(by_part.get(part, 0.0), value)
+
+
+def judge_held() -> int:
+    """Bytes this process holds on the device: its caching allocator's reserve and the buffers
+    it made to share (shared_tensors), whether or not the other side still maps them."""
+    return torch.cuda.memory_reserved() + shared_tensors.CudaDriver.allocated
 
 
 def large(result: dict) -> bool:
@@ -81,6 +113,8 @@ def per_process_usage():
 # evaluation after this one began is not among them: its contexts (about 0.5 GiB a process)
 # count on the candidate's side, far below its share.
 kgym_pids = set()
+# Of those, the last evaluations' (not this one's reference runner), set with them.
+exiting_pids = set()
 
 
 def exhausted_account(held: str, message: str) -> tuple:

@@ -117,7 +117,8 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
             phase(name)
 
     enter("load")
-    lap = Laps(seconds)
+    memory = device_memory.Peak(device, result)  # sampled at every lap: the memory by part
+    lap = Laps(seconds, memory.sample)
     try:
         ref_mod = program.load_program(os.path.join(workdir, "kgym_reference.py"), "kgym_reference",
                                        task["source"], overrides)
@@ -167,7 +168,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
         candidate.finish_warm(warming)
     lap("correctness_warm")
     pattern = planned["expected"] if timing.overlaps(planned["set_bytes"]) else None
-    previous, tracker, memory = {}, tracking.Tracker(), device_memory.Peak(device, result)
+    previous, tracker = {}, tracking.Tracker()
     with torch.no_grad():
         for trial in range(trials):
             trial_seed = draw_seed(rng)
@@ -189,7 +190,6 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
                                   "input set to the next; kgym compares and times them in buffers of one shape")
                 out, layout, aliases, patched = candidate.finish_call(calling) if calling else \
                     candidate.call(mode, call_seed, "correctness", expected)
-                memory.sample()
                 lap("correctness_calls")
                 integrity(patched, "correctness")
                 if aliases:
@@ -238,6 +238,8 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
     enter("timing")
     lap.skip()
     device_memory.release(device)  # the trials' inputs and outputs: timing's arenas come next
+    if device == "cuda":  # and its process's cached outputs, before the reference runner's warm-up
+        candidate.release("timing")
     lap("timing_release")
     quiet_gpu()
     lap("timing_quiet")
@@ -278,7 +280,7 @@ def evaluate(request: dict, workdir: str, candidate, phase, result: dict, quiet_
                                                         placement == "PLACEMENT_CHECKED"),
                                         timed["batch"], device, seconds,
                                         lambda share: rng.random() < share,
-                                        (lambda: timing.draw_pad(rng)) if redraw else None)
+                                        (lambda: timing.draw_pad(rng)) if redraw else None, memory.sample)
         lap.skip()  # time_interleaved counted its parts
         reference_changed = timed_reference.finish()  # its process exits while the traced calls run
         timed_reference.let_go()  # its inputs and output buffers with it

@@ -61,7 +61,7 @@ class LocalCandidate:
     def input_targets(self, k: int) -> list:
         return []  # its sets are clones: nothing to make in place
 
-    def reserve_sets(self, k: int, new_inputs) -> list:
+    def reserve_sets(self, k: int, pattern: list = None) -> list:
         return []
 
     def let_go(self) -> None:

@@ -49,5 +49,21 @@ def _value(entry, depth: int, tensors: list):
     raise ValueError("malformed argument")
 
 
+def meta(values: list) -> list:
+    """`values` with every tensor replaced by one of its shape and dtype on the meta device (no
+    memory): the pattern of an argument list, from which its buffers are made before its values
+    (RemoteCandidate.reserve_sets)."""
+    return [_meta(v, 0) for v in values]
+
+
+def _meta(value, depth: int):
+    if isinstance(value, torch.Tensor):
+        return torch.empty(tuple(value.shape), dtype=value.dtype, device="meta")
+    if isinstance(value, (tuple, list)) and depth < MAX_DEPTH:
+        made = [_meta(v, depth + 1) for v in value]
+        return tuple(made) if isinstance(value, tuple) else made
+    return value
+
+
 def flat_specs(tensors: list) -> list:
     return [shared_tensors.spec_of(t) for t in tensors]

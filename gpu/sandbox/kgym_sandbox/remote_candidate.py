@@ -165,10 +165,11 @@ class RemoteCandidate:
         self.request("timing", {"op": "state", "names": list(names), "arena": arena.describe()}, arena.fds())
 
     def share(self, tensors: list) -> shared_tensors.Arena:
-        """A new arena holding copies of `tensors`."""
+        """A new arena holding copies of `tensors` (of those on the meta device: nothing yet)."""
         arena = shared_tensors.Arena(self.device, packing.flat_specs(tensors), self.driver)
         for dst, src in zip(arena.tensors, tensors):
-            dst.copy_(src)
+            if not src.is_meta:
+                dst.copy_(src)
         return arena
 
     # -- inputs and outputs ------------------------------------------------------------------
@@ -185,6 +186,7 @@ class RemoteCandidate:
             arena = self.share(tensors)
             self.request(phase, {"op": "inputs", "sets": items, "arena": arena.describe()}, arena.fds())
             self.input_arena, self.input_layout, self.input_sets = arena, layout, len(sets)
+            self.input_pattern = packing.meta(sets[0])
         else:
             tensors, placed = in_place_inputs.settled(tensors, self.input_arena.tensors)
             for dst, src, done in zip(self.input_arena.tensors, tensors, placed):
@@ -224,17 +226,19 @@ class RemoteCandidate:
         self.forget_outputs()
 
     def forget_inputs(self) -> None:
-        self.input_arena, self.input_layout, self.input_sets = None, None, 0
+        self.input_arena, self.input_layout, self.input_sets, self.input_pattern = None, None, 0, None
 
     def forget_outputs(self) -> None:
         self.slots, self.slot_specs = [], None
 
-    def reserve_sets(self, k: int, new_inputs) -> list:
-        """An arena for k sets, made from one set `new_inputs()` makes now, then given back:
-        the first timing refill makes its k sets in it (input_targets), so the judge holds
-        one set of its own beside the arenas, not k (8 GiB each at KernelBench's level-1 sizes)."""
-        self.fill_sets([new_inputs()] * k, "timing")
-        device_memory.release(self.device)
+    def reserve_sets(self, k: int, pattern: list = None) -> list:
+        """An arena for k sets laid out as `pattern` (packing.meta of a set; by default the sets
+        shared now), written by no one yet: the next sets are made in it (input_targets), so the
+        judge holds no set of its own beside the arenas (8 GiB each at KernelBench's level-1 sizes)."""
+        pattern = self.input_pattern if pattern is None else pattern
+        if pattern is None:
+            return []
+        self.fill_sets([pattern] * k, "timing")
         return self.input_targets(k)
 
     def fill(self, inputs: list, phase: str) -> None:

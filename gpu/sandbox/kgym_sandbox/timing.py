@@ -27,7 +27,7 @@ import time
 
 import torch
 
-from . import device_memory
+from . import device_memory, packing
 from .compare import flatten as flat
 
 BATCH_TARGET_S = 0.025     # a batch this long makes the per-request cost ~1% before calibration (README, timing)
@@ -89,7 +89,7 @@ def start_plan(reference, timed_reference, inputs: list, warmup: int) -> dict:
         expected = flat(reference(*inputs))
     set_bytes = tensor_bytes(inputs) + tensor_bytes(expected)
     started = {"expected": [t.to("meta") for t in expected], "set_bytes": set_bytes, "warmup": max(warmup, 1),
-               "warming": None}
+               "warming": None, "inputs": packing.meta(inputs)}
     if overlaps(set_bytes):
         warm_up(timed_reference, inputs, expected, started)
     # Shapes and dtypes only from here on (meta tensors): at KernelBench's sizes one output is
@@ -114,8 +114,9 @@ def plan(timed_reference, started: dict, device: str, reps: int, new_inputs, bat
     outputs, each side: EvalOptions.batch_memory_mb), and the reference's outputs as a pattern
     for the output buffers. Any GPU work of the candidate's process meanwhile falls outside
     its request windows (HACKED)."""
-    if started["warming"] is None:
-        warm_up(timed_reference, new_inputs(), started["expected"], started)
+    if started["warming"] is None:  # its set made where the runner reads it: none of the judge's own
+        targets = timed_reference.reserve_sets(1, started["inputs"])
+        warm_up(timed_reference, new_inputs(targets[0] if targets else ()), started["expected"], started)
     timed_reference.finish_batch(started["warming"])
     call_s = statistics.median(single_calls(timed_reference, Clock(device)))
     if device == "cuda":
@@ -588,7 +589,7 @@ def compare_chosen(sides: dict, chosen: list, check, spent: dict, first: str = "
 
 
 def time_interleaved(reference, candidate, new_inputs, expected: list, check, stop: StopRule, k: int,
-                     device: str, seconds: dict, check_this, draw_pad=None) -> dict:
+                     device: str, seconds: dict, check_this, draw_pad=None, memory=lambda part: None) -> dict:
     """Batches of k calls a side (from `plan`), alternating which side runs first; both sides
     answer timed_batch for the same input sets, until `stop` says enough. Then takes what a
     request costs (`request_cost`: single-call requests to the reference against its batches)
@@ -599,7 +600,8 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
     `stop.every` batches (`move`, then one untimed batch that makes the new allocations), each
     side's time is that of its fast mode (`timed_batches`), and the candidate's batches that could
     make that mode are compared call by call (`checks_whole_batch`). Adds where the time went to
-    `seconds`."""
+    `seconds`, and `memory(part)` samples the GPU's memory after each part (between requests,
+    off both clocks)."""
     clock = Clock(device)
     sides = {"ref": reference, "cand": candidate}
     spent = {"timing_warmup": 0.0, "timing_refill": 0.0, "timing_refill_make": 0.0, "timing_calls": 0.0,
@@ -625,7 +627,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
         t0 = time.perf_counter()
         # Made where the reference runs them, where the task's get_inputs allows
         # (in_place_inputs): only the candidate's copy is left to write.
-        targets = reference.input_targets(k) or reference.reserve_sets(k, new_inputs)
+        targets = reference.input_targets(k) or reference.reserve_sets(k)
         sets = [new_inputs(targets[i]) if targets else new_inputs() for i in range(k)]
         if device == "cuda":
             torch.cuda.synchronize()
@@ -645,6 +647,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
             clock.ready()
             side.timed_batch(k, raw=True)
         spent["timing_moves"] += time.perf_counter() - t0
+        memory("timing_moves")
 
     with torch.no_grad():
         t0 = time.perf_counter()
@@ -657,6 +660,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
         # No warm-up batch: both processes ran the model before (the trials, the runner's
         # warm-up), and a slow first batch falls among the quarter the IQM leaves out.
         spent["timing_warmup"] = time.perf_counter() - t0
+        memory("timing_warmup")
         calls, batch = 0, 0
         while True:
             if every and redraws_before(batch, every):
@@ -664,6 +668,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
                 moved_at = len(raw["ref"])
             t0 = time.perf_counter()
             refill()
+            memory("timing_refill")
             t1 = time.perf_counter()
             spent["timing_refill"] += t1 - t0
             reused = False
@@ -686,6 +691,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
                 raw["cand"].pop()
                 ref_second.pop()
             spent["timing_calls"] += time.perf_counter() - t1
+            memory("timing_calls")
             calls += k
             batch += 1
             last = stop.done(raw["ref"], raw["cand"], calls)
@@ -703,6 +709,7 @@ def time_interleaved(reference, candidate, new_inputs, expected: list, check, st
                                       first=order(batch, every)[0])
             if len(getattr(candidate, "delivery_ms", ())) > delivered:  # this batch's deliveries (GPU)
                 parts.append(len(candidate.delivery_ms) - delivered)
+            memory("timing_checks")
             if reused:  # copied inside the timing from now on: a buffer a call
                 for side in sides.values():
                     side.expect(expected, "timing", k)

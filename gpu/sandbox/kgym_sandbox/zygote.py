@@ -434,6 +434,7 @@ def judge_main(workdir: str, command_fd: int, result_fd: int, judge_end, referen
     if device == "cuda":
         from . import device_memory
         device_memory.kgym_pids = {int(pid) for pid in command.get("kgym_pids", [])}
+        device_memory.exiting_pids = {int(pid) for pid in command.get("exiting_pids", [])}
     seconds.update({str(k): float(v) for k, v in command.get("setup_seconds", {}).items()})
     result = {"request_id": request.get("request_id", ""), "task_id": request.get("task", {}).get("id", ""),
               "candidate_id": request.get("candidate", {}).get("id", ""), "harness_seconds": seconds}
@@ -684,7 +685,8 @@ def begin(pair: Pair, evaluation: dict, exiting_pids: set = frozenset()):
     # kgym's processes on the device besides the judge, for the judge's count of the candidate's side
     kgym_pids = sorted(set(exiting_pids) | {pair.reference_pid})
     return limits if pair.start({"request": evaluation["request"], "traced": pair.traced,
-                                 "kgym_pids": kgym_pids, "setup_seconds": pair.seconds}) else None
+                                 "kgym_pids": kgym_pids, "exiting_pids": sorted(exiting_pids),
+                                 "setup_seconds": pair.seconds}) else None
 
 
 class Exiting:
