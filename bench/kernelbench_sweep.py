@@ -5,7 +5,9 @@ reference, so every verdict should be OK with a speedup of 1. The problems go th
 `kgym serve` as a trainer would send them: one server (one executor per GPU, its sandbox kept
 warm) with the problems as its task suite, every problem of a level submitted at once through
 the Python client. Prints per level: verdict counts, every problem not OK with its message,
-the slowest and most memory-hungry problems, identity speedups and evaluations per hour.
+the slowest and most memory-hungry problems (for the three with the most, the parts of the
+evaluation where the memory was: ExecResult.device_memory_by_part_mb), identity speedups and
+evaluations per hour.
 Every ExecResult goes to --out (JSON lines) for plotting.
 
 With --baseline, KernelBench's own harness (`eval_kernel_against_ref`, run in one Python
