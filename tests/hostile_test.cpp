@@ -215,7 +215,7 @@ const hostile_case cases[] = {
     // One output buffer returned every call: the delivery cannot hold each call's, so both sides
     // copy inside the timing; honest it stays OK, stale between its calls it is caught.
     {"reuses_output_buffer", OK, ""},
-    // Every input tensor it was handed kept, past the judge's request to let go of them.
+    // Every input tensor it was handed kept, whatever the judge lets go of.
     {"keeps_handed_buffers", OK, ""},
     {"stale_reused_buffer", HACKED, "wrong_output_when_timed"},
     // Busy children on every core it can reach while the reference is timed: on the runners'

@@ -592,8 +592,9 @@ class DeliveringSide:
 
 
 class SharedBuffersLetGo(unittest.TestCase):
-    """RemoteCandidate frees a side's shared buffers before larger ones are made, and the
-    reference runner's once it is done (at KernelBench's level-1 sizes a set is 8 GiB)."""
+    """RemoteCandidate adds a side's shared buffers when more are needed and lets go of them only
+    for another layout (freed before the new ones are made), and of the reference runner's once
+    it is done (at KernelBench's level-1 sizes a set is 8 GiB)."""
 
     def side_and_requests(self):
         import weakref
@@ -601,26 +602,30 @@ class SharedBuffersLetGo(unittest.TestCase):
         side, sent, old = remote_candidate.RemoteCandidate(None, "cpu", "", traced=False), [], []
 
         def request(phase, message, fds=(), internal_ok=False):  # what the process is sent, and
-            gone = all(ref() is None for ref in old)  # whether the buffers replaced are freed by then
-            sent.append((message["op"], len(message.get("sets", [])), len(message["arena"]["tensors"]), gone))
+            gone = all(ref() is None for ref in old)  # whether the buffers watched are freed by then
+            sent.append((message["op"], len(message.get("sets", [])), len(message["arena"]["tensors"]),
+                         bool(message.get("append")), gone))
             return {}
         side.request = request
         return side, sent, lambda arena: old.append(weakref.ref(arena))
 
-    def test_input_sets_go_before_more_are_made_and_are_written_in_place_after(self):
+    def test_input_sets_are_added_then_written_in_place_and_let_go_only_for_another_layout(self):
+        import gc
         side, sent, watch = self.side_and_requests()
         x = torch.ones(4)
         side.fill_sets([[x]], "correctness")
-        watch(side.input_arena)
         side.fill_sets([[x], [x]], "timing")
-        arena = side.input_arena
         side.fill_sets([[x * 2], [x * 3]], "timing")
-        self.assertEqual(sent, [("inputs", 1, 1, True),   # the trials' one set
-                                ("inputs", 0, 0, True),   # let go: the process drops its tensors over it
-                                ("inputs", 2, 2, True)])  # the timing's two, made once the old one is freed
-        self.assertIs(side.input_arena, arena)  # the third fill wrote in place
-        self.assertEqual(side.input_arena.tensors[1].tolist(), [3.0] * 4)
-        self.assertEqual(side.input_targets(2), [[arena.tensors[0]], [arena.tensors[1]]])
+        self.assertEqual(sent, [("inputs", 1, 1, False, True),   # the trials' one set
+                                ("inputs", 1, 1, True, True)])   # the timing's second, added beside it
+        self.assertEqual([t.tolist() for t in side.input_tensors()], [[2.0] * 4, [3.0] * 4])  # in place
+        self.assertEqual(side.input_targets(2), [[side.input_arenas[0].tensors[0]], [side.input_arenas[1].tensors[0]]])
+        for arena in side.input_arenas:
+            watch(arena)
+        arena = None
+        gc.collect()
+        side.fill_sets([[torch.ones(5)]], "timing")  # another layout: the old sets go first
+        self.assertEqual(sent[2:], [("inputs", 0, 0, False, True), ("inputs", 1, 1, False, True)])
 
     def test_sets_reserved_from_a_pattern_copy_nothing_and_are_then_written_in_place(self):
         from kgym_sandbox import packing
@@ -628,32 +633,38 @@ class SharedBuffersLetGo(unittest.TestCase):
         x = torch.ones(4)
         self.assertEqual(side.reserve_sets(2), [])  # nothing shared yet: no pattern to reserve from
         targets = side.reserve_sets(1, packing.meta([x, 3]))
-        self.assertEqual(sent, [("inputs", 1, 1, True)])
+        self.assertEqual(sent, [("inputs", 1, 1, False, True)])
         self.assertEqual([t.shape for t in targets[0]], [torch.Size([4])])
         targets[0][0].fill_(5.0)  # a set made in place, then filled: nothing copied over it
         side.fill_sets([[targets[0][0], 3]], "load")
         self.assertEqual(len(sent), 1)
-        watch(side.input_arena)
         targets = side.reserve_sets(2)  # the timing's two sets, laid out as the set shared now
-        self.assertEqual(sent[1:], [("inputs", 0, 0, True), ("inputs", 2, 2, True)])
+        self.assertEqual(sent[1:], [("inputs", 1, 1, True, True)])  # one more, added
         self.assertEqual(len(targets), 2)
+        self.assertEqual(targets[0][0].tolist(), [5.0] * 4)  # the pattern wrote nothing over the first
         self.assertEqual(packing.flat_specs(targets[1]), packing.flat_specs([x]))
 
     def test_output_buffers_the_same_and_a_finished_side_holds_none(self):
         import gc
         side, sent, watch = self.side_and_requests()
         side.expect([torch.ones(3)], "correctness", 1)
-        watch(side.slots[0][0])
+        first = side.slots[0][0]
         side.expect([torch.ones(3)], "timing", 4)
-        self.assertEqual(sent, [("outputs", 0, 1, True), ("outputs", 0, 0, True), ("outputs", 0, 4, True)])
+        self.assertEqual(sent, [("outputs", 0, 1, False, True), ("outputs", 0, 3, True, True)])
+        self.assertIs(side.slots[0][0], first)
+        watch(first)
+        first = None
+        gc.collect()
+        side.expect([torch.ones(2)], "timing", 2)  # other outputs: the old buffers go first
+        self.assertEqual(sent[2:], [("outputs", 0, 0, False, True), ("outputs", 0, 2, False, True)])
         side.fill_sets([[torch.ones(2)]], "timing")
-        watch(side.input_arena)
+        watch(side.input_arenas[0])
         watch(side.slots[0][0])
         side.let_go()
         gc.collect()
-        self.assertEqual((side.input_arena, side.slots, side.input_sets), (None, [], 0))
+        self.assertEqual((side.input_arenas, side.slots, side.input_sets), ([], [], 0))
         side.request("timing", {"op": "ping", "arena": {"tensors": []}})
-        self.assertTrue(sent[-1][3])  # nothing of the judge's left for it
+        self.assertTrue(sent[-1][4])  # nothing of the judge's left for it
 
 
 class Delivery(unittest.TestCase):

@@ -106,13 +106,15 @@ class Runner:
 
     def inputs_(self, message, fds):
         tensors = self.map_arena(message["arena"], fds)
-        self.input_sets = [packing.unpack(items, tensors) for items in message["sets"]]
+        sets = [packing.unpack(items, tensors) for items in message["sets"]]
+        self.input_sets = self.input_sets + sets if message.get("append") else sets  # added, or all anew
         return {}
 
     def outputs(self, message, fds):
         tensors = self.map_arena(message["arena"], fds)
         per_call = int(message["per_call"])
-        self.slots = [tensors[i:i + per_call] for i in range(0, len(tensors), per_call)]
+        slots = [tensors[i:i + per_call] for i in range(0, len(tensors), per_call)]
+        self.slots = self.slots + slots if message.get("append") else slots
         return {}
 
     def call(self, message, fds):

@@ -176,39 +176,55 @@ class RemoteCandidate:
 
     def fill_sets(self, sets: list, phase: str) -> None:
         """Gives the candidate its own copy of each input set (it may write into it; the
-        reference never sees that copy): a new arena when the layout changes or more sets are
-        needed than are shared, else written in place."""
+        reference never sees that copy), written in place in the sets shared before; more sets
+        than are shared: an arena for those beyond, added (the process keeps its earlier sets);
+        another layout: the old sets let go first (`drop_inputs`), then one arena for all. Sets
+        are only let go when their layout changes, which a task's fixed shapes never do, so a
+        process that keeps every tensor it is handed holds no more than one that does not."""
         tensors = []
         items = [packing.pack(inputs, tensors) for inputs in sets]
-        layout = items[0], packing.flat_specs(tensors[:len(tensors) // len(sets)])
-        if layout != self.input_layout or len(sets) > self.input_sets:
+        per_set = len(tensors) // len(sets)
+        layout = items[0], packing.flat_specs(tensors[:per_set])
+        if layout != self.input_layout:
             self.drop_inputs(phase)
-            arena = self.share(tensors)
-            self.request(phase, {"op": "inputs", "sets": items, "arena": arena.describe()}, arena.fds())
-            self.input_arena, self.input_layout, self.input_sets = arena, layout, len(sets)
-            self.input_pattern = packing.meta(sets[0])
-        else:
-            tensors, placed = in_place_inputs.settled(tensors, self.input_arena.tensors)
-            for dst, src, done in zip(self.input_arena.tensors, tensors, placed):
+            self.input_layout, self.input_pattern = layout, packing.meta(sets[0])
+        shared = self.input_sets
+        if len(sets) > shared:
+            added = []
+            added_items = [packing.pack(inputs, added) for inputs in sets[shared:]]  # indices into the new arena
+            arena = self.share(added)
+            self.request(phase, {"op": "inputs", "sets": added_items, "arena": arena.describe(), "append": shared > 0},
+                         arena.fds())
+            self.input_arenas.append(arena)
+            self.input_sets = len(sets)
+        kept = tensors[:min(shared, len(sets)) * per_set]
+        if any(not t.is_meta for t in kept):  # a pattern (reserve_sets) has no values to write
+            targets = self.input_tensors()[:len(kept)]
+            kept, placed = in_place_inputs.settled(kept, targets)
+            for dst, src, done in zip(targets, kept, placed):
                 if not done:
                     dst.copy_(src)
         if self.device == "cuda":
             torch.cuda.synchronize()
 
+    def input_tensors(self) -> list:
+        """Every shared input tensor, set after set (packing's order within a set)."""
+        return [t for arena in self.input_arenas for t in arena.tensors]
+
     def input_targets(self, k: int) -> list:
         """The buffers of input sets 0..k-1 (a list of tensors per set, in packing's order) for
-        the next sets to be made in (in_place_inputs): [] until an arena holds k sets."""
-        if self.input_arena is None or k > self.input_sets:
+        the next sets to be made in (in_place_inputs): [] until k sets are shared."""
+        if not self.input_arenas or k > self.input_sets:
             return []
-        n = len(self.input_arena.tensors) // self.input_sets
-        return [self.input_arena.tensors[i * n:(i + 1) * n] for i in range(k)]
+        shared = self.input_tensors()
+        n = len(shared) // self.input_sets
+        return [shared[i * n:(i + 1) * n] for i in range(k)]
 
     def drop_inputs(self, phase: str) -> None:
-        """Both sides let go of the input sets before larger ones are made: the old arena is
-        freed first (shared_tensors._Mapping), not beside the new one (8 GiB a set at
-        KernelBench's level-1 sizes). A process that keeps its tensors keeps only its own
-        mapping of memory it was given."""
-        if self.input_arena is not None:
+        """Both sides let go of the input sets before sets of another layout are made: the old
+        arenas are freed first (shared_tensors._Mapping), not beside the new one (8 GiB a set at
+        KernelBench's level-1 sizes)."""
+        if self.input_arenas:
             self.forget_inputs()
             self.request(phase, {"op": "inputs", "sets": [], "arena": {"tensors": []}})
 
@@ -226,7 +242,7 @@ class RemoteCandidate:
         self.forget_outputs()
 
     def forget_inputs(self) -> None:
-        self.input_arena, self.input_layout, self.input_sets, self.input_pattern = None, None, 0, None
+        self.input_arenas, self.input_layout, self.input_sets, self.input_pattern = [], None, 0, None
 
     def forget_outputs(self) -> None:
         self.slots, self.slot_specs = [], None
@@ -251,12 +267,14 @@ class RemoteCandidate:
         specs = packing.flat_specs(expected)
         copied = self.device != "cuda" or not self.keep_outputs
         n = k if copied else delivery_slots(k, timing.tensor_bytes(expected))
-        if specs != self.slot_specs or n > len(self.slots):
+        if specs != self.slot_specs:  # other outputs: the old buffers go first
             self.drop_outputs(phase)
-            arena = shared_tensors.Arena(self.device, specs * n, self.driver)
-            self.request(phase, {"op": "outputs", "per_call": len(expected), "arena": arena.describe()}, arena.fds())
-            self.slots = [arena.tensors[i:i + len(expected)] for i in range(0, len(arena.tensors), len(expected))]
             self.slot_specs = specs
+        if n > len(self.slots):  # more: buffers for those beyond, added as input sets are
+            arena = shared_tensors.Arena(self.device, specs * (n - len(self.slots)), self.driver)
+            self.request(phase, {"op": "outputs", "per_call": len(expected), "arena": arena.describe(),
+                                 "append": bool(self.slots)}, arena.fds())
+            self.slots += [arena.tensors[i:i + len(expected)] for i in range(0, len(arena.tensors), len(expected))]
 
     def slot_output(self, i: int) -> list:
         """What slot i holds, compared where it lies (no copy: at KernelBench's sizes one output
